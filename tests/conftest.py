@@ -1,0 +1,232 @@
+"""Shared fixtures: one sandbox that builds HOME and a project from a dict,
+and one subprocess helper that runs the hook with a clean environment.
+
+The hook always runs as a separate process, exactly as a harness starts it.
+``BRIEFING_TEST_PYTHON`` picks the interpreter for the hook (the suite is
+run with the oldest and the newest one); pytest itself may run on another.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+HOOK = REPO / "hooks" / "briefing-preload"
+NOTICE = REPO / "hooks" / "briefing-marketplace-notice"
+DOCTOR_LINK = REPO / "bin" / "briefing-doctor"
+HOOK_PYTHON = os.environ.get("BRIEFING_TEST_PYTHON") or sys.executable
+PARTS = len(json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SubagentStart"][0]["hooks"])
+# Claude Code cuts any single hook output over this many characters to a preview.
+CLAUDE_OUTPUT_LIMIT = 10000
+
+
+class Symlink:
+    """A sandbox entry that is a symbolic link to ``target`` (taken verbatim)."""
+
+    def __init__(self, target):
+        self.target = target
+
+
+class Fifo:
+    """A sandbox entry that is a named pipe."""
+
+
+DIR = object()  # a sandbox entry that is an empty directory
+
+
+def skill_md(name, body, description=None):
+    """A SKILL.md text with frontmatter; ``body`` is what the agent must receive."""
+    return "---\nname: %s\ndescription: %s\n---\n%s" % (
+        name, description or "Use when the %s skill is needed." % name, body)
+
+
+def agent_md(name, skills=None, native=None, body="You are a test agent.\n", extra=""):
+    """A Claude Code agent file. ``skills`` goes under ``briefing:``; ``native`` is ``skills:``."""
+    lines = ["---", "name: %s" % name, "description: test agent %s" % name]
+    if native is not None:
+        lines.append("skills:")
+        lines.extend("  - %s" % s for s in native)
+    if skills is not None:
+        lines.append("briefing:")
+        lines.append("  skills:")
+        lines.extend("    - %s" % s for s in skills)
+    if extra:
+        lines.append(extra.rstrip("\n"))
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body
+
+
+def role_toml(name, skills=None, extra="", instructions="You are a test role."):
+    """A Codex role file, declaring ``skills`` in the comment form."""
+    lines = []
+    if skills is not None:
+        lines.append("# briefing: skills = [%s]" % ", ".join(json.dumps(s) for s in skills))
+    lines.append("name = %s" % json.dumps(name))
+    lines.append('description = "test role %s"' % name)
+    lines.append("developer_instructions = %s" % json.dumps(instructions))
+    if extra:
+        lines.append(extra.rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+class Result:
+    def __init__(self, proc, argv):
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.argv = argv
+        try:
+            self.data = json.loads(self.out) if self.out.strip() else None
+        except ValueError:
+            self.data = None
+
+    def __repr__(self):
+        return "<rc=%s argv=%r\n--- stdout ---\n%s\n--- stderr ---\n%s>" % (
+            self.rc, self.argv, self.out, self.err)
+
+    @property
+    def context(self):
+        """hookSpecificOutput.additionalContext, or None."""
+        hso = (self.data or {}).get("hookSpecificOutput") or {}
+        return hso.get("additionalContext")
+
+    @property
+    def system_message(self):
+        return (self.data or {}).get("systemMessage")
+
+    @property
+    def decision(self):
+        hso = (self.data or {}).get("hookSpecificOutput") or {}
+        return hso.get("permissionDecision")
+
+    @property
+    def reason(self):
+        hso = (self.data or {}).get("hookSpecificOutput") or {}
+        return hso.get("permissionDecisionReason")
+
+
+class Sandbox:
+    """A fake machine: ``root/home`` is HOME, ``root/project`` the project (a git repo).
+
+    ``files`` maps paths relative to ``root`` ("home/.claude/agents/a.md",
+    "project/.codex/agents/r.toml", ...) to str, bytes, Symlink, Fifo or DIR.
+    """
+
+    def __init__(self, root):
+        self.root = Path(root)
+        self.home = self.root / "home"
+        self.project = self.root / "project"
+        self.codex_home = self.home / ".codex"
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.project / ".git").mkdir(parents=True, exist_ok=True)
+        self.extra_env = {}
+
+    def write(self, files):
+        for rel, content in files.items():
+            path = self.root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, Symlink):
+                os.symlink(content.target, str(path))
+            elif isinstance(content, Fifo):
+                os.mkfifo(str(path))
+            elif content is DIR:
+                path.mkdir(parents=True, exist_ok=True)
+            elif isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_bytes(content.encode("utf-8"))
+        return self
+
+    def path(self, rel):
+        return self.root / rel
+
+    def env(self, **overrides):
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+        }
+        env.update(self.extra_env)
+        for key, value in overrides.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
+    def transcript(self, harness):
+        if harness == "codex":
+            return str(self.codex_home / "sessions" / "2026" / "11" / "30" / "rollout-x.jsonl")
+        return str(self.home / ".claude" / "projects" / "-project" / "s.jsonl")
+
+    def payload(self, event, harness="claude", **fields):
+        """A payload shaped like the real one for ``event`` from ``harness``."""
+        data = {
+            "session_id": "s-1",
+            "transcript_path": self.transcript(harness),
+            "cwd": str(self.project),
+            "hook_event_name": event,
+        }
+        if harness == "codex":
+            data.update(model="fake-model", permission_mode="bypassPermissions")
+            if event != "SessionStart":
+                data["turn_id"] = "t-1"
+        data.update(fields)
+        return data
+
+    def spawn(self, agent_type, harness="claude", **fields):
+        return self.payload("SubagentStart", harness, agent_id="a1", agent_type=agent_type, **fields)
+
+    def guard(self, subagent_type, harness="claude", **fields):
+        if harness == "codex":
+            tool_input = {"agent_type": subagent_type, "message": "do it"}
+            return self.payload("PreToolUse", "codex", tool_name="spawn_agent",
+                                tool_input=tool_input, tool_use_id="call_1", **fields)
+        tool_input = {"description": "d", "prompt": "p", "subagent_type": subagent_type}
+        return self.payload("PreToolUse", "claude", tool_name="Agent", tool_input=tool_input,
+                            tool_use_id="toolu_1", permission_mode="default", **fields)
+
+    def run(self, payload=None, args=(), stdin=None, env=None, cwd=None, check=True,
+            python=None, program=None, timeout=30):
+        """Run the hook (or ``program``) as a harness would; ``check`` asserts the hook contract."""
+        program = program or HOOK
+        argv = [python or HOOK_PYTHON, str(program)] + [str(a) for a in args]
+        if stdin is None:
+            stdin = json.dumps(payload) if payload is not None else ""
+        if isinstance(stdin, str):
+            stdin = stdin.encode("utf-8")
+        proc = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=self.env(**(env or {})), cwd=str(cwd or self.project),
+                              timeout=timeout)
+        proc.stdout = proc.stdout.decode("utf-8", "replace")
+        proc.stderr = proc.stderr.decode("utf-8", "replace")
+        result = Result(proc, argv)
+        if check:
+            assert result.rc == 0, result
+            assert "Traceback" not in result.err, result
+        return result
+
+    def run_parts(self, payload, parts=None, **kwargs):
+        """Run every registered SubagentStart/SessionStart handler; returns their Results."""
+        return [self.run(payload, args=("--part", i), **kwargs) for i in range(1, (parts or PARTS) + 1)]
+
+    def doctor(self, *args, via_link=False, **kwargs):
+        """Run the doctor: through bin/briefing-doctor, or as ``briefing-preload doctor``."""
+        if via_link:
+            return self.run(stdin="", args=args, program=DOCTOR_LINK, check=False, **kwargs)
+        return self.run(stdin="", args=("doctor",) + tuple(args), check=False, **kwargs)
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """Build a sandbox; call it with a dict of files: ``sb = sandbox({...})``."""
+    made = Sandbox(tmp_path)
+
+    def build(files=None):
+        return made.write(files or {})
+
+    build.box = made
+    return build

@@ -1,0 +1,125 @@
+"""Scenario building blocks shared by the Claude Code and Codex tests.
+
+Secret markers live only inside skill bodies. The fake model's subagent
+answers ``BRIEFED`` when every expected marker is in its own request,
+``UNBRIEFED`` when none is, ``PARTIAL`` otherwise: it never looks at the prompt.
+"""
+import json
+import uuid
+
+from fakes import block_text, say, spawn, spawn_agent, text, wait_agent
+
+BRIEFED, UNBRIEFED, PARTIAL = "VERDICT-BRIEFED", "VERDICT-UNBRIEFED", "VERDICT-PARTIAL"
+
+
+def marker(label):
+    """A secret marker: unique per call, never in any prompt, only inside skill bodies."""
+    return "SECRET-%s-%s" % (label.upper(), uuid.uuid4().hex[:16].upper())
+
+
+class Skill:
+    """A skill whose body carries a start and an end marker."""
+
+    def __init__(self, name, size=0, description=None):
+        self.name = name
+        self.start = marker(name + "-start")
+        self.end = marker(name + "-end")
+        filler = ""
+        if size:
+            line = "Rule %s: keep the %s checklist exact; never paraphrase it.\n"
+            chunks, n = [], 0
+            while sum(len(c) for c in chunks) < size:
+                n += 1
+                chunks.append(line % (n, name))
+            filler = "".join(chunks)
+        self.body = "# %s\n\nFirst line: %s\n\n%s\nLast line: %s\n" % (name, self.start, filler, self.end)
+        self.description = description or "Use when the %s skill is needed." % name
+
+    @property
+    def markers(self):
+        return (self.start, self.end)
+
+    def md(self):
+        return "---\nname: %s\ndescription: %s\n---\n%s" % (self.name, self.description, self.body)
+
+    @property
+    def frontmatter_line(self):
+        return "description: %s" % self.description
+
+
+def verdict(request_text, markers):
+    seen = [m for m in markers if m in request_text]
+    if markers and len(seen) == len(markers):
+        return BRIEFED
+    return PARTIAL if seen else UNBRIEFED
+
+
+def fm_free(skills):
+    """Strings that only occur in the skills' frontmatter (must never be in a briefing)."""
+    return ["name: %s\ndescription:" % s.name for s in skills]
+
+
+# --------------------------------------------------------------------------
+# Claude Code: spawn each type in turn, synchronously, then finish.
+# --------------------------------------------------------------------------
+
+def claude_spawner(types, markers):
+    def script(r):
+        if not r.has_tools:
+            return "ok"
+        if r.is_subagent:
+            return "Report: " + verdict(r.all_text, markers)
+        done = sum(1 for m in r.messages if m.get("role") == "user" and isinstance(m.get("content"), list)
+                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+        if done < len(types):
+            return [spawn(types[done], prompt="Do the e2e task #%d and report." % (done + 1))]
+        return "All done."
+    return script
+
+
+def claude_main_only(markers):
+    """For ``--agent`` sessions: the main agent itself reports whether it sees the markers."""
+    def script(r):
+        return "Report: " + verdict(r.all_text, markers)
+    return script
+
+
+def tool_results(request):
+    """Every tool_result block of a Claude request, in order."""
+    out = []
+    for m in request.messages:
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            out.extend(b for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Codex: spawn_agent, wait_agent on it, next spawn..., then finish.
+# --------------------------------------------------------------------------
+
+def codex_spawner(roles, markers):
+    def script(r):
+        if r.is_subagent:
+            return "Report: " + verdict(r.all_text, markers)
+        calls = r.calls()
+        outputs = r.outputs()
+        spawned = sum(1 for c in calls if c.get("name") == "spawn_agent")
+        if calls:
+            last = calls[-1]
+            if last.get("name") == "spawn_agent":
+                try:
+                    agent_id = json.loads(outputs.get(last["call_id"]) or "")["agent_id"]
+                except (ValueError, KeyError, TypeError):
+                    agent_id = None
+                if agent_id:
+                    return [wait_agent([agent_id])]
+        if spawned < len(roles):
+            return [spawn_agent(roles[spawned], message="Do the e2e task #%d and report." % (spawned + 1))]
+        return "All done."
+    return script
+
+
+def codex_outputs(request, name):
+    """Outputs (strings) of the ``name`` calls replayed in a Codex request, in order."""
+    outputs = request.outputs()
+    return [outputs.get(c["call_id"]) for c in request.calls() if c.get("name") == name]

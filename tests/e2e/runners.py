@@ -1,0 +1,293 @@
+"""Run the real Claude Code and Codex CLIs offline against a fake model server.
+
+Each runner works in a folder of its own: a fresh HOME (and CODEX_HOME), a
+git-initialised project, its own temp dirs. The CLI starts from an empty
+environment plus the listed variables, in a new process group, under a hard
+timeout; when it ends (or times out) the whole group it started is killed by
+its id.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SETUP = REPO / "scripts" / "setup-e2e"
+MARKETPLACE = "briefing"  # the name in the repo's .agents/plugins/marketplace.json
+
+
+class Missing(Exception):
+    """The pinned CLIs are not installed."""
+
+
+_BINARIES = None
+
+
+def binaries():
+    """(claude, codex) native binary paths, or raise Missing."""
+    global _BINARIES
+    if _BINARIES is None:
+        check = subprocess.run(["bash", str(SETUP), "--check"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        if check.returncode != 0:
+            raise Missing("the pinned CLIs are not installed in %s; run scripts/setup-e2e"
+                          % (REPO / ".e2e"))
+        out = subprocess.run(["bash", str(SETUP)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             check=True).stdout.decode().split()
+        _BINARIES = (out[0], out[1])
+    return _BINARIES
+
+
+class Proc:
+    """The outcome of one CLI run."""
+
+    def __init__(self, argv, rc, stdout, stderr, timed_out, seconds):
+        self.argv = argv
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+        self.seconds = seconds
+
+    def __repr__(self):
+        return "<rc=%s timed_out=%s %.1fs argv=%r\n--- stdout (tail) ---\n%s\n--- stderr (tail) ---\n%s>" % (
+            self.rc, self.timed_out, self.seconds, self.argv, self.stdout[-4000:], self.stderr[-4000:])
+
+
+def run_process(argv, env, cwd, timeout):
+    """Run ``argv`` in its own process group; kill that group by id when done or on timeout."""
+    import time
+    start = time.monotonic()
+    proc = subprocess.Popen([str(a) for a in argv], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid)
+        out, err = proc.communicate()
+    finally:
+        _kill_group(proc.pid)  # anything the CLI left behind in its group
+    return Proc(argv, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                timed_out, time.monotonic() - start)
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def write_tree(root, files):
+    """Write ``{relative path: text}`` under ``root``."""
+    for rel, content in files.items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def git_init(project, commit=False):
+    project.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(project),
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(project)], check=True, env=env)
+    if commit:
+        subprocess.run(["git", "-C", str(project), "-c", "user.name=e2e", "-c", "user.email=e2e@localhost",
+                        "commit", "-q", "--allow-empty", "-m", "init"], check=True, env=env)
+
+
+def _base_env():
+    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb"}
+    for key in ("USER", "LOGNAME", "SHELL"):
+        if os.environ.get(key):
+            env[key] = os.environ[key]
+    env.setdefault("SHELL", "/bin/bash")
+    return env
+
+
+# --------------------------------------------------------------------------
+# Claude Code
+# --------------------------------------------------------------------------
+
+
+class ClaudeResult(Proc):
+    @property
+    def events(self):
+        out = []
+        for line in self.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+        return out
+
+    def hook_responses(self, event=None):
+        return [e for e in self.events if e.get("type") == "system" and e.get("subtype") == "hook_response"
+                and (event is None or e.get("hook_event") == event)]
+
+    @property
+    def init(self):
+        for e in self.events:
+            if e.get("type") == "system" and e.get("subtype") == "init":
+                return e
+        return None
+
+    @property
+    def results(self):
+        return [e for e in self.events if e.get("type") == "result"]
+
+
+class Claude:
+    """A fresh machine for one Claude Code run: ``root/home`` is HOME, ``root/project`` the cwd."""
+
+    def __init__(self, root, server):
+        self.root = Path(root)
+        self.server = server
+        self.home = self.root / "home"
+        self.project = self.root / "project"
+        self.tmp = self.root / "tmp"
+        self.cc_tmp = self.root / "cc-tmp"
+        for d in (self.home, self.tmp, self.cc_tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        git_init(self.project)
+        self.binary = binaries()[0]
+
+    def write(self, files):
+        write_tree(self.root, files)
+        return self
+
+    def env(self):
+        env = _base_env()
+        env.update({
+            "HOME": str(self.home),
+            "TMPDIR": str(self.tmp),
+            "CLAUDE_CODE_TMPDIR": str(self.cc_tmp),
+            "ANTHROPIC_BASE_URL": self.server.url,
+            "ANTHROPIC_API_KEY": "dummy",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "IS_SANDBOX": "1",
+        })
+        return env
+
+    def cli(self, *args, timeout=60, cwd=None):
+        """Run ``claude <args>`` (no plugin dir added)."""
+        return run_process([self.binary] + list(args), self.env(), cwd or self.project, timeout)
+
+    def run(self, prompt, *args, plugin_dirs=(REPO,), timeout=120, cwd=None, debug=True):
+        argv = [self.binary, "-p", prompt, "--output-format", "stream-json", "--verbose",
+                "--include-hook-events"]
+        for d in plugin_dirs:
+            argv += ["--plugin-dir", str(d)]
+        if debug:
+            argv += ["--debug-file", str(self.root / "claude-debug.log")]
+        argv += list(args)
+        proc = run_process(argv, self.env(), cwd or self.project, timeout)
+        result = ClaudeResult(proc.argv, proc.rc, proc.stdout, proc.stderr, proc.timed_out, proc.seconds)
+        result.debug_log = self.root / "claude-debug.log"
+        return result
+
+
+# --------------------------------------------------------------------------
+# Codex
+# --------------------------------------------------------------------------
+
+CONFIG = """\
+model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{url}/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 30000
+
+[analytics]
+enabled = false
+"""
+
+
+class Codex:
+    """A fresh machine for one Codex run with the plugin installed from a local marketplace.
+
+    ``root/home`` is HOME, ``root/home/.codex`` CODEX_HOME (outside TMPDIR,
+    which is ``root/tmp``), ``root/project`` a git repository with one commit.
+    """
+
+    def __init__(self, root, server, marketplace=None):
+        self.root = Path(root)
+        self.server = server
+        self.home = self.root / "home"
+        self.codex_home = self.home / ".codex"
+        self.project = self.root / "project"
+        self.tmp = self.root / "tmp"
+        for d in (self.codex_home, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+        git_init(self.project, commit=True)
+        self.binary = binaries()[1]
+        (self.codex_home / "config.toml").write_text(CONFIG.format(url=server.url), encoding="utf-8")
+        self.marketplace = marketplace
+
+    def write(self, files):
+        write_tree(self.root, files)
+        return self
+
+    def env(self):
+        env = _base_env()
+        proxy = self.server.url
+        env.update({
+            "HOME": str(self.home),
+            "CODEX_HOME": str(self.codex_home),
+            "TMPDIR": str(self.tmp),
+            "FAKE_OPENAI_KEY": "dummy",
+            "NO_COLOR": "1",
+            "RUST_LOG": "warn",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        })
+        for key in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+            env[key] = proxy
+            env[key.lower()] = proxy
+        return env
+
+    def cli(self, *args, timeout=60, cwd=None):
+        return run_process([self.binary] + list(args), self.env(), cwd or self.project, timeout)
+
+    def install(self, marketplace_dir, plugin="briefing", marketplace=MARKETPLACE):
+        """Install ``plugin`` the way a user would: add the local marketplace, then the plugin."""
+        added = self.cli("plugin", "marketplace", "add", str(marketplace_dir), timeout=60)
+        assert added.rc == 0, added
+        installed = self.cli("plugin", "add", "%s@%s" % (plugin, marketplace), "--json", timeout=60)
+        assert installed.rc == 0, installed
+        info = json.loads(installed.stdout[installed.stdout.index("{"):])
+        return Path(info["installedPath"])
+
+    def run(self, prompt, *args, timeout=120, cwd=None):
+        cwd = Path(cwd or self.project)
+        trust = 'projects={%s={trust_level="trusted"}}' % json.dumps(str(self.project))
+        argv = [self.binary, "exec", "--dangerously-bypass-hook-trust", "-c", trust] + list(args) + [prompt]
+        return run_process(argv, self.env(), cwd, timeout)
+
+
+def copy_plugin(src, dest):
+    """Copy a plugin checkout without VCS data, virtualenvs, caches or the CLIs themselves."""
+    ignore = shutil.ignore_patterns(".git", ".venv", ".e2e", "__pycache__", "*.pyc", ".pytest_cache",
+                                    "bench")
+    shutil.copytree(str(src), str(dest), symlinks=True, ignore=ignore)
+    return Path(dest)

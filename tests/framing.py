@@ -1,0 +1,100 @@
+"""Read a briefing back out of hook output, the way an agent is told to.
+
+This is the test-side reader of the framing that ``hooks/briefing-preload``
+writes. It is deliberately independent of the hook's own code, so that a
+change to the framing has to be made twice, on purpose.
+
+A briefing arrives as one or more parts (one per SubagentStart handler under
+Claude Code, which joins them in the order the handlers *finish*). Every part
+is labelled::
+
+    <briefing agent="reviewer" part="2/3" seal="3f9a1c0b7d2e">
+    ...header...
+    <skill name="alpha" dir="/abs/alpha" fragment="2/2" seal="3f9a1c0b7d2e">
+    ...text...
+    </skill seal="3f9a1c0b7d2e">
+    </briefing seal="3f9a1c0b7d2e">
+
+The seal never occurs inside any skill text, so the first closing tag that
+carries it ends the element. ``fragment`` appears only on a skill split
+across parts; the fragments, joined in order, are the body exactly.
+"""
+import html
+import re
+
+PART_OPEN = re.compile(
+    r'<briefing agent="(?P<agent>[^"]*)" part="(?P<i>\d+)/(?P<n>\d+)" seal="(?P<seal>[0-9a-f]+)">\n'
+)
+ABORT_OPEN = re.compile(r'<briefing agent="(?P<agent>[^"]*)" status="abort"')
+SKILL_OPEN = re.compile(
+    r'<skill name="(?P<name>[^"]*)" dir="(?P<dir>[^"]*)"'
+    r'(?: fragment="(?P<j>\d+)/(?P<m>\d+)")? seal="(?P<seal>[0-9a-f]+)">\n'
+)
+
+
+class Rebuilt:
+    """What a reader recovers from a set of parts, in any order."""
+
+    def __init__(self):
+        self.agent = None
+        self.seal = None
+        self.parts = {}  # part index -> part count
+        self.skills = {}  # name -> body, rebuilt from its fragments
+        self.dirs = {}  # name -> dir attribute (unescaped)
+        self.order = []  # skill names in the order of their first fragment
+        self.aborted = False
+
+
+def rebuild(contexts):
+    """Rebuild every skill body from the given additionalContext strings.
+
+    Raises AssertionError on anything an honest reader could not rebuild:
+    mixed seals, missing parts or fragments, an element without its end.
+    """
+    result = Rebuilt()
+    fragments = {}  # name -> {j: (m, text, part_index)}
+    for text in contexts:
+        if ABORT_OPEN.match(text):
+            result.aborted = True
+            result.agent = html.unescape(ABORT_OPEN.match(text).group("agent"))
+            continue
+        head = PART_OPEN.match(text)
+        assert head, "part does not start with a <briefing … part=… seal=…> line: %r" % text[:200]
+        seal = head.group("seal")
+        assert result.seal in (None, seal), "parts carry different seals"
+        result.seal = seal
+        result.agent = html.unescape(head.group("agent"))
+        i, n = int(head.group("i")), int(head.group("n"))
+        assert i not in result.parts, "part %d arrived twice" % i
+        result.parts[i] = n
+        close = '\n</skill seal="%s">' % seal
+        end_of_part = '</briefing seal="%s">' % seal
+        assert text.rstrip("\n").endswith(end_of_part), "part %d lacks its closing line" % i
+        pos = head.end()
+        while True:
+            found = SKILL_OPEN.search(text, pos)
+            if not found or found.start() >= text.rindex(end_of_part):
+                break
+            assert found.group("seal") == seal, "skill element with a foreign seal"
+            stop = text.find(close, found.end())
+            assert stop >= 0, "skill element without its closing tag"
+            name = html.unescape(found.group("name"))
+            j, m = int(found.group("j") or 1), int(found.group("m") or 1)
+            assert j not in fragments.setdefault(name, {}), "fragment %d of %s twice" % (j, name)
+            fragments[name][j] = (m, text[found.end():stop], i)
+            result.dirs[name] = html.unescape(found.group("dir"))
+            pos = stop + len(close)
+    counts = set(result.parts.values())
+    assert len(counts) <= 1, "parts disagree on how many there are: %r" % counts
+    if counts:
+        (n,) = counts
+        assert sorted(result.parts) == list(range(1, n + 1)), "parts missing: have %r of %d" % (
+            sorted(result.parts), n)
+    firsts = []
+    for name, pieces in fragments.items():
+        (m,) = {piece[0] for piece in pieces.values()}
+        assert sorted(pieces) == list(range(1, m + 1)), "fragments of %s missing" % name
+        result.skills[name] = "".join(pieces[j][1] for j in range(1, m + 1))
+        firsts.append((pieces[1][2], name))
+    result.order = [name for _, name in sorted(firsts, key=lambda t: t[0])]
+    return result
