@@ -6,6 +6,7 @@ answers ``BRIEFED`` when every expected marker is in its own request,
 """
 import json
 import uuid
+from pathlib import Path
 
 from fakes import block_text, say, spawn, spawn_agent, text, wait_agent
 
@@ -123,3 +124,29 @@ def codex_outputs(request, name):
     """Outputs (strings) of the ``name`` calls replayed in a Codex request, in order."""
     outputs = request.outputs()
     return [outputs.get(c["call_id"]) for c in request.calls() if c.get("name") == name]
+
+
+def helper_marketplace(root, skill):
+    """A local marketplace (Claude and Codex layouts) with one plugin ``helper`` shipping ``skill``."""
+    root = Path(root)
+    files = {
+        ".claude-plugin/marketplace.json": json.dumps({
+            "name": "helper-mkt", "owner": {"name": "e2e"},
+            "plugins": [{"name": "helper", "source": "./plugins/helper", "description": "e2e helper",
+                         "version": "1.0.0"}]}),
+        ".agents/plugins/marketplace.json": json.dumps({
+            "name": "helper-mkt", "interface": {"displayName": "helper"},
+            "plugins": [{"name": "helper", "source": {"source": "local", "path": "./plugins/helper"},
+                         "policy": {"installation": "AVAILABLE", "authentication": "ON_INSTALL"},
+                         "category": "Productivity"}]}),
+        "plugins/helper/.claude-plugin/plugin.json": json.dumps({
+            "name": "helper", "version": "1.0.0", "description": "e2e helper plugin"}),
+        "plugins/helper/.codex-plugin/plugin.json": json.dumps({
+            "name": "helper", "version": "1.0.0", "description": "e2e helper plugin", "skills": "./skills/"}),
+        "plugins/helper/skills/%s/SKILL.md" % skill.name: skill.md(),
+    }
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return root

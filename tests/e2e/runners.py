@@ -278,6 +278,30 @@ class Codex:
         info = json.loads(installed.stdout[installed.stdout.index("{"):])
         return Path(info["installedPath"])
 
+    def edit_hooks(self, plugin_root, edit):
+        """Change the installed copy's hooks/hooks.json: ``edit(data)`` mutates the parsed JSON."""
+        path = Path(plugin_root) / "hooks" / "hooks.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        edit(data)
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+    def tee_hook_output(self, plugin_root, event, logdir):
+        """Make every ``event`` handler of the installed copy also write its stdout to ``logdir``.
+
+        ``codex exec`` prints no systemMessage, so a test reads the hook's own
+        output from these files. The handler's stdout still goes to Codex.
+        """
+        logdir = Path(logdir)
+        logdir.mkdir(parents=True, exist_ok=True)
+
+        def edit(data):
+            for i, group in enumerate(data["hooks"].get(event, [])):
+                for j, handler in enumerate(group["hooks"]):
+                    out = logdir / ("%s-%d-%d.out" % (event, i, j))
+                    handler["command"] = "%s | tee '%s'" % (handler["command"], out)
+        self.edit_hooks(plugin_root, edit)
+        return logdir
+
     def run(self, prompt, *args, timeout=120, cwd=None):
         cwd = Path(cwd or self.project)
         trust = 'projects={%s={trust_level="trusted"}}' % json.dumps(str(self.project))
@@ -286,8 +310,18 @@ class Codex:
 
 
 def copy_plugin(src, dest):
-    """Copy a plugin checkout without VCS data, virtualenvs, caches or the CLIs themselves."""
-    ignore = shutil.ignore_patterns(".git", ".venv", ".e2e", "__pycache__", "*.pyc", ".pytest_cache",
-                                    "bench")
+    """Copy a plugin checkout as a fresh clone would have it: no VCS data, virtualenv, caches or CLIs."""
+    src = Path(src)
+    skip_top = {".git", ".venv", ".e2e", ".pytest_cache"}
+
+    def ignore(folder, names):
+        rel = Path(folder).resolve().relative_to(src.resolve())
+        out = {n for n in names if n in ("__pycache__", ".pytest_cache") or n.endswith(".pyc")}
+        if rel == Path("."):
+            out |= skip_top & set(names)
+        if rel == Path("bench"):
+            out |= {"results"} & set(names)
+        return out
+
     shutil.copytree(str(src), str(dest), symlinks=True, ignore=ignore)
     return Path(dest)

@@ -1,0 +1,304 @@
+"""End-to-end: briefing inside the real Claude Code CLI, offline, against a scripted model.
+
+The plugin is loaded with ``--plugin-dir <repo checkout>``. Each test builds a
+fresh HOME and project, scripts the fake model, runs ``claude -p`` once and
+asserts on the logged model requests and on the stream-json output.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeAnthropic, block_text, briefing_parts
+from framing import rebuild
+from kit import (BRIEFED, UNBRIEFED, Skill, claude_main_only, claude_spawner, fm_free, helper_marketplace,
+                 tool_results)
+from runners import REPO, Claude
+
+pytestmark = pytest.mark.e2e
+
+CLAUDE_OUTPUT_LIMIT = 10000  # characters per hook output before Claude Code persists it
+
+
+def agent_md(name, skills=None, native=None, body="You are an e2e test agent. Do the task and report.\n"):
+    lines = ["---", "name: %s" % name, "description: e2e agent %s" % name]
+    if native is not None:
+        lines.append("skills:")
+        lines.extend("  - %s" % s for s in native)
+    if skills is not None:
+        lines.append("briefing:")
+        lines.append("  skills:")
+        lines.extend("    - %s" % s for s in skills)
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body
+
+
+def project_skills(skills):
+    return {"project/.claude/skills/%s/SKILL.md" % s.name: s.md() for s in skills}
+
+
+@pytest.fixture
+def machine(clis, tmp_path):
+    """``machine(script)`` -> a Claude runner wired to a fresh fake Anthropic server."""
+    servers = []
+
+    def make(script):
+        server = FakeAnthropic(script).start()
+        servers.append(server)
+        return Claude(tmp_path, server)
+
+    yield make
+    for server in servers:
+        server.stop()
+    for server in servers:
+        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+
+
+def ok(result):
+    assert result.rc == 0 and not result.timed_out, result
+    return result
+
+
+def subagent_parts(request):
+    """The briefing parts in a subagent request's SubagentStart context."""
+    return briefing_parts(request.hook_context("SubagentStart"))
+
+
+def assert_briefing(parts, agent, skills, project=None):
+    rebuilt = rebuild(parts)
+    assert not rebuilt.aborted, parts
+    assert rebuilt.agent == agent
+    # A plugin skill may be labelled "plugin:skill"; compare by the bare skill name.
+    bodies = {name.split(":")[-1]: body for name, body in rebuilt.skills.items()}
+    assert len(bodies) == len(rebuilt.skills)
+    assert bodies == {s.name: s.body for s in skills}, "bodies not delivered whole"
+    for part in parts:
+        assert len(part) <= CLAUDE_OUTPUT_LIMIT, "a part exceeds Claude Code's per-output limit"
+        for frontmatter in fm_free(skills):
+            assert frontmatter not in part, "frontmatter leaked into the briefing"
+    if project is not None:
+        for s in skills:
+            assert Path(rebuilt.dirs[s.name]).resolve() == (project / ".claude" / "skills" / s.name).resolve()
+    return rebuilt
+
+
+def markers_of(skills):
+    return [m for s in skills for m in s.markers]
+
+
+def final_report(server):
+    """The text of the last tool_result the main agent received (the subagent's report)."""
+    mains = [r for r in server.main_requests() if r.has_tools]
+    results = tool_results(mains[-1]) if mains else []
+    assert results, "the main agent never received a tool result"
+    return block_text(results[-1].get("content"))
+
+
+# ---------------------------------------------------------------------------
+# 1 + 2. Brief and control
+# ---------------------------------------------------------------------------
+
+def test_brief_delivers_every_declared_body_whole(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    markers = markers_of([alpha, beta])
+    claude = machine(claude_spawner(["reviewer"], markers))
+    claude.write(project_skills([alpha, beta]))
+    claude.write({"project/.claude/agents/reviewer.md": agent_md("reviewer", ["alpha", "beta"])})
+
+    result = ok(claude.run("Review the change."))
+    server = claude.server
+
+    subs = server.subagent_requests()
+    assert subs, "no subagent request: the spawn did not happen"
+    assert_briefing(subagent_parts(subs[0]), "reviewer", [alpha, beta], claude.project)
+    for request in server.main_requests():  # the bodies reach the subagent only
+        assert not any(m in request.all_text for m in markers)
+    assert BRIEFED in final_report(server)
+    assert any(h.get("hook_event") == "SubagentStart" and "briefing: reviewer" in h.get("output", "")
+               for h in result.hook_responses())
+
+
+def test_control_identical_agent_without_declaration(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    markers = markers_of([alpha, beta])
+    claude = machine(claude_spawner(["reviewer"], markers))
+    claude.write(project_skills([alpha, beta]))
+    claude.write({"project/.claude/agents/reviewer.md": agent_md("reviewer")})
+
+    ok(claude.run("Review the change."))
+    server = claude.server
+
+    subs = server.subagent_requests()
+    assert subs, "no subagent request: the spawn did not happen"
+    assert subagent_parts(subs[0]) == []
+    for request in server.log:
+        assert not any(m in request.all_text for m in markers)
+    assert UNBRIEFED in final_report(server)
+
+
+# ---------------------------------------------------------------------------
+# 3 + 5. Missing skill (guard) and pre-flight (same broken project)
+# ---------------------------------------------------------------------------
+
+def test_missing_skill_denies_the_spawn_and_preflight_names_it(machine):
+    alpha = Skill("alpha")
+    claude = machine(claude_spawner(["reviewer"], markers_of([alpha])))
+    claude.write(project_skills([alpha]))
+    claude.write({"project/.claude/agents/reviewer.md": agent_md("reviewer", ["alpha", "ghost-skill"])})
+
+    result = ok(claude.run("Review the change."))
+    server = claude.server
+
+    assert server.subagent_requests() == [], "the subagent started although a skill is missing"
+    mains = [r for r in server.main_requests() if r.has_tools]
+    assert len(mains) >= 2
+    denial = tool_results(mains[1])[-1]
+    assert denial.get("is_error") is True
+    text = block_text(denial.get("content"))
+    assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'reviewer' references unknown skill(s): ")
+    assert "ghost-skill" in text
+    assert not any(m in r.all_text for r in server.log for m in alpha.markers)
+    assert not [h for h in result.hook_responses("SubagentStart")]
+
+    # Pre-flight: SessionStart's systemMessage names the broken declaration.
+    messages = []
+    for hook in result.hook_responses("SessionStart"):
+        out = hook.get("output", "").strip()
+        if out:
+            data = json.loads(out)
+            assert "hookSpecificOutput" not in data, "the pre-flight must be systemMessage-only"
+            if data.get("systemMessage"):
+                messages.append(data["systemMessage"])
+    assert any("reviewer" in m and "ghost-skill" in m for m in messages), messages
+    # Never sent to the model.
+    assert not any("ghost-skill" in r.hook_context("SessionStart") for r in server.log
+                   if r.hook_context("SessionStart"))
+
+
+def test_healthy_project_preflight_is_silent(machine):
+    alpha = Skill("alpha")
+    claude = machine(claude_spawner([], []))
+    claude.write(project_skills([alpha]))
+    claude.write({"project/.claude/agents/reviewer.md": agent_md("reviewer", ["alpha"])})
+    result = ok(claude.run("Hello."))
+    outputs = [h.get("output", "") for h in result.hook_responses("SessionStart")]
+    assert outputs, "SessionStart hooks did not run"
+    assert not any("reviewer" in out or "alpha" in out for out in outputs), outputs
+
+
+# ---------------------------------------------------------------------------
+# 4. Large briefing
+# ---------------------------------------------------------------------------
+
+def test_large_briefing_arrives_whole(machine):
+    skills = [Skill("big-one", size=12000), Skill("big-two", size=12000), Skill("big-three", size=12000)]
+    assert all(len(s.body) >= 12000 for s in skills)
+    claude = machine(claude_spawner(["archivist"], markers_of(skills)))
+    claude.write(project_skills(skills))
+    claude.write({"project/.claude/agents/archivist.md": agent_md("archivist", [s.name for s in skills])})
+
+    ok(claude.run("Archive it."))
+    server = claude.server
+
+    subs = server.subagent_requests()
+    assert subs
+    first = subs[0]
+    for bad in ("persisted-output", "Output too large", "truncated output", "Full output saved"):
+        assert bad not in first.all_text, bad
+    parts = subagent_parts(first)
+    assert len(parts) >= 4, "36 kB must be split across several handlers"
+    assert_briefing(parts, "archivist", skills)
+    assert BRIEFED in final_report(server)
+
+
+# ---------------------------------------------------------------------------
+# 6. Nested agent (found by name in a subdirectory) and a namespaced plugin skill
+# ---------------------------------------------------------------------------
+
+def test_nested_agent_and_namespaced_plugin_skill(machine, tmp_path):
+    alpha, tool = Skill("alpha"), Skill("tool-skill")
+    markers = markers_of([alpha, tool])
+    claude = machine(claude_spawner(["deep-reviewer"], markers))
+    claude.write(project_skills([alpha]))
+    claude.write({"project/.claude/agents/team/backend/file-name-differs.md":
+                  agent_md("deep-reviewer", ["alpha", "helper:tool-skill"])})
+    mkt = helper_marketplace(tmp_path / "helper-mkt", tool)
+    ok(claude.cli("plugin", "marketplace", "add", str(mkt)))
+    ok(claude.cli("plugin", "install", "helper@helper-mkt"))
+    settings = json.loads((claude.home / ".claude" / "settings.json").read_text())
+    assert settings["enabledPlugins"].get("helper@helper-mkt") is True
+
+    ok(claude.run("Review deeply."))
+    server = claude.server
+
+    subs = server.subagent_requests()
+    assert subs, "the nested agent was not spawned"
+    rebuilt = assert_briefing(subagent_parts(subs[0]), "deep-reviewer", [alpha, tool])
+    installed = json.loads((claude.home / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    install_path = Path(installed["plugins"]["helper@helper-mkt"][0]["installPath"])
+    tool_dir = [d for n, d in rebuilt.dirs.items() if n.endswith("tool-skill")][0]
+    assert Path(tool_dir).resolve() == (install_path / "skills" / "tool-skill").resolve()
+    assert BRIEFED in final_report(server)
+
+
+# ---------------------------------------------------------------------------
+# 7. Native skills: a skill listed natively and under briefing: arrives once
+# ---------------------------------------------------------------------------
+
+def test_native_and_briefing_skill_arrives_once(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    claude = machine(claude_spawner(["mixed"], markers_of([alpha, beta])))
+    claude.write(project_skills([alpha, beta]))
+    claude.write({"project/.claude/agents/mixed.md": agent_md("mixed", ["alpha", "beta"], native=["alpha"])})
+
+    ok(claude.run("Mix it."))
+    subs = claude.server.subagent_requests()
+    assert subs
+    first = subs[0]
+    for m in markers_of([alpha, beta]):
+        assert first.all_text.count(m) == 1, "%s arrived %d times" % (m, first.all_text.count(m))
+    rebuilt = assert_briefing(subagent_parts(first), "mixed", [beta])
+    assert set(rebuilt.skills) == {"beta"}, "the natively preloaded skill was injected again"
+    assert BRIEFED in final_report(claude.server)
+
+
+# ---------------------------------------------------------------------------
+# 8. claude plugin validate --strict
+# ---------------------------------------------------------------------------
+
+def test_plugin_validate_strict(clis, tmp_path):
+    with FakeAnthropic(lambda r: "ok") as server:
+        claude = Claude(tmp_path, server)
+        result = claude.cli("plugin", "validate", "--strict", str(REPO), cwd=tmp_path)
+    assert result.rc == 0, result
+    assert "Validation passed" in result.stdout, result
+
+
+# ---------------------------------------------------------------------------
+# Issue 8: claude --agent NAME main sessions are briefed at SessionStart
+# ---------------------------------------------------------------------------
+
+def test_agent_session_is_briefed_and_control_is_not(machine, tmp_path):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    markers = markers_of([alpha, beta])
+    claude = machine(claude_main_only(markers))
+    claude.write(project_skills([alpha, beta]))
+    claude.write({"project/.claude/agents/solo.md": agent_md("solo", ["alpha"], native=["beta"])})
+
+    ok(claude.run("Work as solo.", "--agent", "solo"))
+    server = claude.server
+    first = [r for r in server.main_requests() if r.has_tools][0]
+    context = first.hook_context("SessionStart")
+    assert context, "no SessionStart additional context in the main agent's first request"
+    parts = briefing_parts(context)
+    rebuilt = assert_briefing(parts, "solo", [alpha, beta])
+    assert sorted(rebuilt.skills) == ["alpha", "beta"]
+    for m in markers:
+        assert first.all_text.count(m) == 1, "%s arrived %d times" % (m, first.all_text.count(m))
+
+    # Control: the same project without --agent gets no briefing.
+    before = len(server.log)
+    ok(claude.run("Work without an agent."))
+    control = [r for r in server.log[before:] if r.has_tools and not r.is_subagent][0]
+    assert not any(m in control.all_text for m in markers)
+    assert not briefing_parts(control.hook_context("SessionStart") or "")

@@ -1,0 +1,235 @@
+"""End-to-end: briefing inside the real Codex CLI, offline, against a scripted model.
+
+The plugin is installed the way a user would: ``codex plugin marketplace add``
+on a clean copy of the checkout (its ``.agents/plugins/marketplace.json`` lists
+the plugin at ``./``), then ``codex plugin add briefing@briefing``. Each test
+gets a fresh HOME, CODEX_HOME and git project, runs ``codex exec`` once and
+asserts on the logged model requests.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeOpenAI
+from framing import rebuild
+from kit import BRIEFED, UNBRIEFED, Skill, codex_outputs, codex_spawner, fm_free, helper_marketplace
+from runners import REPO, Codex, copy_plugin
+
+pytestmark = pytest.mark.e2e
+
+
+def role_toml(name, skills=None, instructions="You are an e2e test role. Do the task and report."):
+    lines = []
+    if skills is not None:
+        lines.append("# briefing: skills = [%s]" % ", ".join(json.dumps(s) for s in skills))
+    lines += ["name = %s" % json.dumps(name), 'description = "e2e role %s"' % name,
+              "developer_instructions = %s" % json.dumps(instructions)]
+    return "\n".join(lines) + "\n"
+
+
+def markers_of(skills):
+    return [m for s in skills for m in s.markers]
+
+
+@pytest.fixture(scope="session")
+def plugin_source(clis, tmp_path_factory):
+    """A clean copy of the checkout: the local marketplace a user would add."""
+    return copy_plugin(REPO, tmp_path_factory.mktemp("marketplace") / "briefing")
+
+
+@pytest.fixture
+def machine(clis, tmp_path, plugin_source):
+    """``machine(script)`` -> a Codex runner with briefing installed, wired to a fresh fake server."""
+    servers = []
+
+    def make(script):
+        server = FakeOpenAI(script).start()
+        servers.append(server)
+        codex = Codex(tmp_path, server)
+        codex.plugin_root = codex.install(plugin_source)
+        return codex
+
+    yield make
+    for server in servers:
+        server.stop()
+    for server in servers:
+        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+
+
+def ok(result):
+    assert result.rc == 0 and not result.timed_out, result
+    return result
+
+
+def assert_briefing(parts, agent, skills, dirs=None):
+    rebuilt = rebuild(parts)
+    assert not rebuilt.aborted, parts
+    assert rebuilt.agent == agent
+    bodies = {name.split(":")[-1]: body for name, body in rebuilt.skills.items()}
+    assert len(bodies) == len(rebuilt.skills)
+    assert bodies == {s.name: s.body for s in skills}, "bodies not delivered whole"
+    for part in parts:
+        for frontmatter in fm_free(skills):
+            assert frontmatter not in part, "frontmatter leaked into the briefing"
+    for name, expected in (dirs or {}).items():
+        assert Path(rebuilt.dirs[name]).resolve() == Path(expected).resolve()
+    return rebuilt
+
+
+def child_requests(server):
+    subs = server.subagent_requests()
+    assert subs, "no child request: the spawn did not happen"
+    return subs
+
+
+def wait_reports(server):
+    """The wait_agent outputs the main thread received."""
+    mains = server.main_requests()
+    return [o for o in codex_outputs(mains[-1], "wait_agent") if o]
+
+
+def project_files(skills_by_root):
+    files = {}
+    for root, skills in skills_by_root.items():
+        for s in skills:
+            files["project/%s/%s/SKILL.md" % (root, s.name)] = s.md()
+    return files
+
+
+# ---------------------------------------------------------------------------
+# 1 + 2. Brief and control
+# ---------------------------------------------------------------------------
+
+def test_brief_delivers_every_declared_body_whole(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    codex = machine(codex_spawner(["reviewer"], markers_of([alpha, beta])))
+    codex.write(project_files({".codex/skills": [alpha], ".agents/skills": [beta]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha", "beta"])})
+
+    ok(codex.run("Review the change."))
+    server = codex.server
+
+    first = child_requests(server)[0]
+    parts = first.briefing_parts()
+    assert len(parts) == 1, "under Codex part 1 carries the whole briefing"
+    assert_briefing(parts, "reviewer", [alpha, beta], dirs={
+        "alpha": codex.project / ".codex" / "skills" / "alpha",
+        "beta": codex.project / ".agents" / "skills" / "beta"})
+    for request in server.main_requests():
+        assert not any(m in request.all_text for m in markers_of([alpha, beta]))
+    assert any(BRIEFED in r for r in wait_reports(server)), wait_reports(server)
+
+
+def test_control_identical_role_without_declaration(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    markers = markers_of([alpha, beta])
+    codex = machine(codex_spawner(["reviewer"], markers))
+    codex.write(project_files({".codex/skills": [alpha], ".agents/skills": [beta]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer")})
+
+    ok(codex.run("Review the change."))
+    server = codex.server
+
+    first = child_requests(server)[0]
+    assert first.briefing_parts() == []
+    for request in server.log:
+        assert not any(m in request.all_text for m in markers)
+    assert any(UNBRIEFED in r for r in wait_reports(server)), wait_reports(server)
+
+
+# ---------------------------------------------------------------------------
+# 3 + 5. Missing skill: the spawn_agent guard denies; pre-flight names it
+# ---------------------------------------------------------------------------
+
+def test_missing_skill_denied_by_guard_and_preflight_names_it(machine):
+    alpha = Skill("alpha")
+    codex = machine(codex_spawner(["reviewer"], markers_of([alpha])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha", "ghost-skill"])})
+    logs = codex.tee_hook_output(codex.plugin_root, "SessionStart", codex.root / "hook-out")
+
+    result = ok(codex.run("Review the change."))
+    server = codex.server
+
+    assert server.subagent_requests() == [], "the child started although a skill is missing"
+    outputs = codex_outputs(server.main_requests()[-1], "spawn_agent")
+    assert outputs, "the spawn_agent call got no output"
+    assert outputs[0].startswith("Tool call blocked by PreToolUse hook: briefing: agent 'reviewer' "
+                                 "references unknown skill(s): "), outputs[0]
+    assert "ghost-skill" in outputs[0]
+    assert "hook: PreToolUse Blocked" in result.stderr
+
+    # Pre-flight: the SessionStart hook's own output (exec does not print systemMessage).
+    messages = []
+    for path in sorted(logs.glob("SessionStart-*.out")):
+        out = path.read_text().strip()
+        if out:
+            data = json.loads(out)
+            assert "hookSpecificOutput" not in data, "the pre-flight must be systemMessage-only"
+            if data.get("systemMessage"):
+                messages.append(data["systemMessage"])
+    assert any("reviewer" in m and "ghost-skill" in m for m in messages), messages
+    assert not any("ghost-skill" in t for r in server.log for t in r.messages("developer")), \
+        "systemMessage must never reach the model"
+
+
+def test_missing_skill_past_the_guard_gets_the_abort_instruction(machine):
+    alpha = Skill("alpha")
+    codex = machine(codex_spawner(["reviewer"], markers_of([alpha])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha", "ghost-skill"])})
+    codex.edit_hooks(codex.plugin_root, lambda data: data["hooks"].pop("PreToolUse"))
+
+    ok(codex.run("Review the change."))
+    server = codex.server
+
+    first = child_requests(server)[0]
+    aborts = [t for t in first.messages("developer") if t.startswith("<briefing ")]
+    assert len(aborts) == 1, aborts
+    abort = aborts[0]
+    assert abort.startswith('<briefing agent="reviewer" status="abort"'), abort[:200]
+    assert "ghost-skill" in abort
+    assert "<skill " not in abort
+    assert not any(m in first.all_text for m in alpha.markers), "a skill body arrived with the abort"
+    assert rebuild([abort]).aborted
+    assert any(UNBRIEFED in r for r in wait_reports(server)), wait_reports(server)
+
+
+# ---------------------------------------------------------------------------
+# 4. Large briefing
+# ---------------------------------------------------------------------------
+
+def test_large_briefing_arrives_whole(machine):
+    skills = [Skill("big-one", size=12000), Skill("big-two", size=12000), Skill("big-three", size=12000)]
+    codex = machine(codex_spawner(["archivist"], markers_of(skills)))
+    codex.write(project_files({".codex/skills": skills}))
+    codex.write({"project/.codex/agents/archivist.toml": role_toml("archivist", [s.name for s in skills])})
+
+    ok(codex.run("Archive it."))
+    first = child_requests(codex.server)[0]
+    for bad in ("truncated output", "tokens truncated", "Full hook output saved"):
+        assert bad not in first.all_text, bad
+    assert_briefing(first.briefing_parts(), "archivist", skills)
+    assert any(BRIEFED in r for r in wait_reports(codex.server))
+
+
+# ---------------------------------------------------------------------------
+# 6. Nested role (found by name in a subdirectory) and a namespaced plugin skill
+# ---------------------------------------------------------------------------
+
+def test_nested_role_and_namespaced_plugin_skill(machine, tmp_path):
+    alpha, tool = Skill("alpha"), Skill("tool-skill")
+    codex = machine(codex_spawner(["deep_reviewer"], markers_of([alpha, tool])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/team/backend/file-name-differs.toml":
+                 role_toml("deep_reviewer", ["alpha", "helper:tool-skill"])})
+    mkt = helper_marketplace(tmp_path / "helper-mkt", tool)
+    helper_root = codex.install(mkt, plugin="helper", marketplace="helper-mkt")
+
+    ok(codex.run("Review deeply."))
+    first = child_requests(codex.server)[0]
+    rebuilt = assert_briefing(first.briefing_parts(), "deep_reviewer", [alpha, tool])
+    tool_dir = [d for n, d in rebuilt.dirs.items() if n.endswith("tool-skill")][0]
+    assert Path(tool_dir).resolve() == (helper_root / "skills" / "tool-skill").resolve()
+    assert any(BRIEFED in r for r in wait_reports(codex.server))
