@@ -197,6 +197,13 @@ class FakeServer:
     def accepts(self, path):
         raise NotImplementedError
 
+    def dump(self, path):
+        """Write every logged request (headers and body) to ``path`` as JSON lines, for post-mortems."""
+        with open(str(path), "w", encoding="utf-8") as out:
+            for entry in self.log + self.other:
+                out.write(json.dumps({"method": entry.method, "path": entry.path, "headers": entry.headers,
+                                      "body": entry.body if entry.body is not None else entry.raw}) + "\n")
+
     def respond(self, request):
         raise NotImplementedError
 

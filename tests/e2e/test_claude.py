@@ -48,8 +48,9 @@ def machine(clis, tmp_path):
         return Claude(tmp_path, server)
 
     yield make
-    for server in servers:
+    for n, server in enumerate(servers):
         server.stop()
+        server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
     for server in servers:
         assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
 

@@ -51,8 +51,9 @@ def machine(clis, tmp_path, plugin_source):
         return codex
 
     yield make
-    for server in servers:
+    for n, server in enumerate(servers):
         server.stop()
+        server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
     for server in servers:
         assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
 
