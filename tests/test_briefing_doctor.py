@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from conftest import PARTS, REPO, agent_md, role_toml, skill_md
+from conftest import CLAUDE_OUTPUT_LIMIT, PARTS, REPO, agent_md, role_toml, skill_md
+from framing import rebuild
 
 VIA = pytest.mark.parametrize("via_link", [False, True], ids=["preload-doctor", "bin-briefing-doctor"])
 
@@ -146,6 +147,27 @@ def test_missing_skill_fails_naming_agent_file_and_skill(sandbox, via_link):
         assert needle in result.out, (needle, result)
     # the healthy agents are still listed as such
     assert "reviewer" in result.out and "checker" in result.out
+
+
+FIX_WORDS = re.compile(r"\b(add|create|install|remove|rename|fix|declare|use|move|shrink|split|drop)\b", re.I)
+
+
+@pytest.mark.parametrize("extra,agent", [
+    ({"project/.claude/agents/broken.md": agent_md("broken", ["no-such-skill"])}, "broken"),
+    ({"project/.codex/agents/bad.toml": role_toml("bad_role", ["absent_skill"])}, "bad_role"),
+    ({"project/.claude/agents/big.md": agent_md("big", ["huge"]),
+      "project/.claude/skills/huge/SKILL.md": skill_md("huge", HUGE)}, "big"),
+], ids=["claude-missing", "codex-missing", "too-large"])
+def test_failure_says_what_to_change(sandbox, extra, agent):
+    """The table gives, for a failure, why in words that say what to change."""
+    sb = sandbox(files(HEALTHY, extra))
+    _, data = doctor_json(sb)
+    failing = entry(data, agent)
+    assert failing["status"] == "FAIL", failing
+    assert any(FIX_WORDS.search(p) for p in failing["problems"]), failing["problems"]
+    table = doctor(sb)
+    block = table.out[table.out.index(agent):]
+    assert FIX_WORDS.search(block.split("\n\n")[0]), table
 
 
 @VIA
@@ -506,6 +528,51 @@ def test_show_splits_under_claude_codes_cap(sandbox):
     assert _parts_count(result.out) >= 3, result
     for i in (0, 250, 499):
         assert "fragment line %05d" % i in result.out
+
+
+BLOCK = re.compile(r'<briefing agent="[^"]*" part="(\d+)/\d+" seal="[0-9a-f]+">\n.*?</briefing seal="[0-9a-f]+">\n?',
+                   re.S)
+
+
+def shown_sets(text):
+    """The framed parts printed by --show, grouped into one list per briefing shown."""
+    sets = []
+    for match in BLOCK.finditer(text):
+        if not sets or match.group(1) in {m.group(1) for m in sets[-1]}:
+            sets.append([])
+        sets[-1].append(match)
+    return [[m.group(0).rstrip("\n") + "\n" for m in group] for group in sets]
+
+
+def test_show_prints_the_exact_parts(sandbox):
+    body = "".join("exact line %05d with <tags> & \"quotes\"\n" % i for i in range(600))
+    sb = sandbox({"project/.claude/agents/long.md": agent_md("long", ["longskill", "alpha"]),
+                  "project/.claude/skills/longskill/SKILL.md": skill_md("longskill", body),
+                  "project/.claude/skills/alpha/SKILL.md": ALPHA})
+    result = doctor(sb, "--show", "long", "--harness", "claude")
+    sets = shown_sets(result.out)
+    assert sets, result
+    parts = sets[0]
+    assert len(parts) >= 3
+    for part in parts:
+        assert len(part) <= CLAUDE_OUTPUT_LIMIT
+    rebuilt = rebuild(parts)
+    assert rebuilt.skills["longskill"] == body
+    assert rebuilt.skills["alpha"] == ALPHA.split("---\n", 2)[2]
+    # each part's size is stated
+    for part in parts:
+        assert str(len(part)) in result.out or str(len(part.rstrip("\n"))) in result.out, len(part)
+
+
+def test_show_codex_is_one_context(sandbox):
+    body = "".join("codex line %05d of a long skill\n" % i for i in range(800))
+    sb = sandbox({"project/.codex/agents/long.toml": role_toml("long_role", ["longskill"]),
+                  "project/.codex/skills/longskill/SKILL.md": skill_md("longskill", body)})
+    result = doctor(sb, "--show", "long_role", "--harness", "codex")
+    assert result.rc == 0, result
+    sets = shown_sets(result.out)
+    assert len(sets) == 1 and len(sets[0]) == 1, result  # Codex: the whole briefing in part 1
+    assert rebuild(sets[0]).skills["longskill"] == body
 
 
 def test_show_per_harness(sandbox):
