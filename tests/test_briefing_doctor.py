@@ -119,7 +119,8 @@ def test_healthy_project_table(sandbox, via_link):
     result = doctor(sb, via_link=via_link)
     assert result.rc == 0, result
     out = result.out
-    for needle in ("reviewer", "checker", "alpha", "beta", ".claude/agents/reviewer.md", ".codex/agents/checker.toml"):
+    for needle in ("reviewer", "checker", "alpha", "beta", ".claude/agents/reviewer.md", ".codex/agents/checker.toml",
+                   ".claude/skills/alpha", ".claude/skills/beta", ".codex/skills/alpha"):  # where each resolved
         assert needle in out, (needle, result)
     assert "ok" in out and "FAIL" not in out, result
 
@@ -135,6 +136,8 @@ def test_cwd_flag_equals_running_there(sandbox, via_link):
     _, b = doctor_json(sb, "--cwd", str(sb.project), via_link=via_link, cwd=sb.root)
     assert a["agents"] == b["agents"]
     assert os.path.realpath(a["cwd"]) == os.path.realpath(b["cwd"]) == os.path.realpath(str(sb.project))
+    relative = doctor(sb, "--cwd", "project", via_link=via_link, cwd=sb.root)
+    assert relative.rc == 0 and ".claude/agents/reviewer.md" in relative.out, relative
 
 
 @VIA
@@ -166,8 +169,19 @@ def test_failure_says_what_to_change(sandbox, extra, agent):
     assert failing["status"] == "FAIL", failing
     assert any(FIX_WORDS.search(p) for p in failing["problems"]), failing["problems"]
     table = doctor(sb)
-    block = table.out[table.out.index(agent):]
-    assert FIX_WORDS.search(block.split("\n\n")[0]), table
+    assert FIX_WORDS.search(table_block(table.out, agent)), table
+
+
+def table_block(text, agent):
+    """The table lines of ``agent``: its line and the indented lines below it."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.search(r"\b%s\b" % re.escape(agent), line))
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if line[:1] not in (" ", "\t"):
+            break
+        block.append(line)
+    return "\n".join(block)
 
 
 @VIA

@@ -8,7 +8,7 @@ import json
 import uuid
 from pathlib import Path
 
-from fakes import block_text, say, spawn, spawn_agent, text, wait_agent
+from fakes import spawn, spawn_agent, wait_agent
 
 BRIEFED, UNBRIEFED, PARTIAL = "VERDICT-BRIEFED", "VERDICT-UNBRIEFED", "VERDICT-PARTIAL"
 
@@ -98,7 +98,8 @@ def tool_results(request):
 # Codex: spawn_agent, wait_agent on it, next spawn..., then finish.
 # --------------------------------------------------------------------------
 
-def codex_spawner(roles, markers):
+def codex_spawner(roles, markers, max_waits=6):
+    """Spawn each role in turn; wait on it (again, if the wait timed out) before the next."""
     def script(r):
         if r.is_subagent:
             return "Report: " + verdict(r.all_text, markers)
@@ -107,13 +108,20 @@ def codex_spawner(roles, markers):
         spawned = sum(1 for c in calls if c.get("name") == "spawn_agent")
         if calls:
             last = calls[-1]
+            out = outputs.get(last["call_id"]) or ""
+            agent_id = None
             if last.get("name") == "spawn_agent":
                 try:
-                    agent_id = json.loads(outputs.get(last["call_id"]) or "")["agent_id"]
+                    agent_id = json.loads(out)["agent_id"]
                 except (ValueError, KeyError, TypeError):
-                    agent_id = None
-                if agent_id:
-                    return [wait_agent([agent_id])]
+                    agent_id = None  # denied or failed: move on
+            elif last.get("name") == "wait_agent" and '"completed"' not in out:
+                waits = sum(1 for c in calls if c.get("name") == "wait_agent")
+                targets = json.loads(last.get("arguments") or "{}").get("targets") or []
+                if targets and waits < max_waits:
+                    agent_id = targets[0]
+            if agent_id:
+                return [wait_agent([agent_id], timeout_ms=60000)]
         if spawned < len(roles):
             return [spawn_agent(roles[spawned], message="Do the e2e task #%d and report." % (spawned + 1))]
         return "All done."

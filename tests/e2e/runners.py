@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,7 +59,6 @@ class Proc:
 
 def run_process(argv, env, cwd, timeout):
     """Run ``argv`` in its own process group; kill that group by id when done or on timeout."""
-    import time
     start = time.monotonic()
     proc = subprocess.Popen([str(a) for a in argv], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -68,7 +68,12 @@ def run_process(argv, env, cwd, timeout):
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc.pid)
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:  # something outside the group still holds the pipes
+            proc.kill()
+            proc.wait()
+            out, err = b"", b"(output lost: pipes held open after the timeout)"
     finally:
         _kill_group(proc.pid)  # anything the CLI left behind in its group
     return Proc(argv, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
@@ -186,7 +191,7 @@ class Claude:
         """Run ``claude <args>`` (no plugin dir added)."""
         return run_process([self.binary] + list(args), self.env(), cwd or self.project, timeout)
 
-    def run(self, prompt, *args, plugin_dirs=(REPO,), timeout=120, cwd=None, debug=True):
+    def run(self, prompt, *args, plugin_dirs=(REPO,), timeout=90, cwd=None, debug=True):
         argv = [self.binary, "-p", prompt, "--output-format", "stream-json", "--verbose",
                 "--include-hook-events"]
         for d in plugin_dirs:
@@ -302,7 +307,7 @@ class Codex:
         self.edit_hooks(plugin_root, edit)
         return logdir
 
-    def run(self, prompt, *args, timeout=120, cwd=None):
+    def run(self, prompt, *args, timeout=90, cwd=None):
         cwd = Path(cwd or self.project)
         trust = 'projects={%s={trust_level="trusted"}}' % json.dumps(str(self.project))
         argv = [self.binary, "exec", "--dangerously-bypass-hook-trust", "-c", trust] + list(args) + [prompt]
@@ -325,3 +330,28 @@ def copy_plugin(src, dest):
 
     shutil.copytree(str(src), str(dest), symlinks=True, ignore=ignore)
     return Path(dest)
+
+
+def tracked_copy(src, dest):
+    """Copy the files git tracks in ``src`` (working-tree content): what a fresh clone holds.
+
+    Untracked local files (notes, editor files) are left out. Falls back to
+    ``copy_plugin`` when ``src`` is not a git checkout.
+    """
+    src, dest = Path(src), Path(dest)
+    listed = subprocess.run(["git", "-C", str(src), "ls-files", "-z", "--cached"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    names = [n for n in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    if listed.returncode != 0 or not names:
+        return copy_plugin(src, dest)
+    for name in names:
+        source = src / name
+        target = dest / name
+        if not os.path.lexists(str(source)):
+            continue  # deleted in the working tree
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(str(source)), str(target))
+        else:
+            shutil.copy2(str(source), str(target))
+    return dest

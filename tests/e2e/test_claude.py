@@ -13,7 +13,7 @@ from fakes import FakeAnthropic, block_text, briefing_parts
 from framing import rebuild
 from kit import (BRIEFED, UNBRIEFED, Skill, claude_main_only, claude_spawner, fm_free, helper_marketplace,
                  tool_results)
-from runners import REPO, Claude
+from runners import REPO, Claude, tracked_copy
 
 pytestmark = pytest.mark.e2e
 
@@ -53,6 +53,7 @@ def machine(clis, tmp_path):
         server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
     for server in servers:
         assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+        assert not server.other, "requests other than POST /v1/messages: %r" % server.other
 
 
 def ok(result):
@@ -268,11 +269,13 @@ def test_native_and_briefing_skill_arrives_once(machine):
 # ---------------------------------------------------------------------------
 
 def test_plugin_validate_strict(clis, tmp_path):
+    """``claude plugin validate --strict`` passes on the repository as a fresh clone holds it."""
+    plugin = tracked_copy(REPO, tmp_path / "checkout")
     with FakeAnthropic(lambda r: "ok") as server:
-        claude = Claude(tmp_path, server)
-        result = claude.cli("plugin", "validate", "--strict", str(REPO), cwd=tmp_path)
-    assert result.rc == 0, result
-    assert "Validation passed" in result.stdout, result
+        claude = Claude(tmp_path / "machine", server)
+        result = claude.cli("plugin", "validate", "--strict", str(plugin), cwd=tmp_path)
+    assert result.rc == 0, "validate --strict failed:\n" + result.stdout + result.stderr
+    assert "Validation passed" in result.stdout, result.stdout
 
 
 # ---------------------------------------------------------------------------

@@ -56,6 +56,8 @@ def machine(clis, tmp_path, plugin_source):
         server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
     for server in servers:
         assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+        # Anything else is an outbound attempt through the proxy, refused with 403.
+        assert all(o.method == "CONNECT" for o in server.other), server.other
 
 
 def ok(result):
@@ -234,3 +236,42 @@ def test_nested_role_and_namespaced_plugin_skill(machine, tmp_path):
     tool_dir = [d for n, d in rebuilt.dirs.items() if n.endswith("tool-skill")][0]
     assert Path(tool_dir).resolve() == (helper_root / "skills" / "tool-skill").resolve()
     assert any(BRIEFED in r for r in wait_reports(codex.server))
+
+
+# ---------------------------------------------------------------------------
+# Issue 8 (Codex side): a Codex session cannot be started as a role
+# ---------------------------------------------------------------------------
+
+def test_codex_session_cannot_start_as_a_role(machine):
+    """Documents why Codex main sessions are not briefed (the README says so).
+
+    ``codex exec`` has no option naming a role, no config key selects one, and
+    a profile (the nearest thing: ``-p NAME`` layers ``$CODEX_HOME/NAME.config.toml``)
+    leaves SessionStart's payload without any agent or role field. If this test
+    starts failing, Codex gained a way to run a session as a role: brief it.
+    """
+    alpha = Skill("alpha")
+    codex = machine(lambda r: "Report: " + ("seen" if any(m in r.all_text for m in alpha.markers) else "none"))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/solo.toml": role_toml("solo", ["alpha"], "ROLE-INSTRUCTIONS-SOLO"),
+                 "home/.codex/solo.config.toml": 'developer_instructions = "PROFILE-INSTRUCTIONS-SOLO"\n'})
+    stdin_log = codex.root / "session-start-stdin.json"
+
+    def capture(data):
+        first = data["hooks"]["SessionStart"][0]["hooks"][0]
+        first["command"] = "tee '%s' | %s" % (stdin_log, first["command"])
+    codex.edit_hooks(codex.plugin_root, capture)
+
+    for key in ("agent", "agent_type", "role", "agent_role", "default_agent"):
+        rejected = codex.cli("exec", "--strict-config", "-c", '%s="solo"' % key, "hi", timeout=60)
+        assert rejected.rc != 0 and "unknown configuration field `%s`" % key in rejected.stderr, rejected
+    help_text = codex.cli("exec", "--help").stdout
+    assert "--agent" not in help_text and "--role" not in help_text
+
+    ok(codex.run("Work.", "-p", "solo"))
+    payload = json.loads(stdin_log.read_text())
+    assert payload["hook_event_name"] == "SessionStart"
+    assert not {"agent_type", "agent", "role", "agent_id"} & set(payload), payload
+    first = codex.server.main_requests()[0]
+    assert first.contains("PROFILE-INSTRUCTIONS-SOLO") and not first.contains("ROLE-INSTRUCTIONS-SOLO")
+    assert not first.briefing_parts() and not any(m in first.all_text for m in alpha.markers)
