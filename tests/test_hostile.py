@@ -607,7 +607,7 @@ def exercise(sb, harness, agent, timeout=HANG_TIMEOUT, python=None, parts=2):
         jobs += [dict(payload=sb.payload("SessionStart", "claude", source="startup", agent_type=agent),
                       args=("--part", 1))]
     hook = parallel(lambda job: sb.run(**dict(kw, **job)), jobs)
-    doctor = parallel(lambda args: sb.doctor(*args, **kw),
+    doctor = parallel(lambda args: sb.doctor(*args, timeout=timeout, python=python),
                       [("--harness", harness), ("--harness", harness, "--json"),
                        ("--harness", harness, "--show", agent)])
     for r in hook:

@@ -126,44 +126,52 @@ class Layout(object):
 
     def lookup(self, name):
         """(present, entry) for a declared name, from the contract's search order."""
+        # Claude Code: plugins scoped to this project come before user-wide ones
+        plugins = [p for p in self.plugin_roots if p[4]] + [p for p in self.plugin_roots if not p[4]]
         if ":" in name:
             plugin, _, skill = name.partition(":")
-            for namespace, folder, entries, enabled in self.plugin_roots:
-                if enabled and namespace == plugin and skill in entries and entries[skill].kind in (
-                        "skill", "linked", "over-cap"):
+            if not plain(plugin) or not plain(skill):
+                return None
+            for namespace, folder, entries, enabled, _ in plugins:
+                if enabled and namespace == plugin and usable(entries.get(skill)):
                     return entries[skill]
             return None
         if not plain(name):
             return None
         for _, entries in self.roots:
-            entry = entries.get(name)
-            if entry is not None and entry.kind in ("skill", "linked", "over-cap"):
-                return entry
+            if usable(entries.get(name)):
+                return entries[name]
         if self.harness == "claude":  # bare names reach enabled Claude Code plugins too
-            for namespace, folder, entries, enabled in self.plugin_roots:
-                entry = entries.get(name)
-                if enabled and entry is not None and entry.kind in ("skill", "linked", "over-cap"):
-                    return entry
+            for namespace, folder, entries, enabled, _ in plugins:
+                if enabled and usable(entries.get(name)):
+                    return entries[name]
         return None
 
     def expect(self, skills, native):
-        """(missing names, too large) for a declaration."""
-        missing, delivered, native_real = [], [], set()
-        for name in native:
+        """(missing names, too large) for a declaration.
+
+        A SKILL.md over the hook's read cap is a skill the harness has but the
+        hook cannot deliver: it counts as missing (refused, named). The hook
+        delivers each briefing skill once, and none that the native field
+        already preloads (Claude Code subagents).
+        """
+        missing, delivered = [], []
+        native_real = {e.real for e in map(self.lookup, native) if e is not None and e.kind != "over-cap"}
+        for name in list(skills) + list(native):
             entry = self.lookup(name)
             if entry is None or entry.kind == "over-cap":
                 missing.append(name)
-            else:
-                native_real.add(entry.real)
-        for name in skills:
-            entry = self.lookup(name)
-            if entry is None or entry.kind == "over-cap":
-                missing.append(name)
-            elif entry.real not in native_real and entry.real not in [e.real for e in delivered]:
+            elif name in skills and entry.real not in native_real \
+                    and entry.real not in [e.real for e in delivered]:
                 delivered.append(entry)
         heavy = sum(1 for e in delivered if e.size >= BIG)
         too_large = not missing and heavy >= 2
         return dedupe(missing), too_large
+
+
+def usable(entry):
+    """A folder whose SKILL.md the harness loads (over-cap included: the harness has it)."""
+    return entry is not None and entry.kind in ("skill", "linked", "over-cap")
 
 
 def plain(name):
@@ -291,31 +299,32 @@ def claude_layout(base, index, rng):
         write(os.path.join(root, ".claude-plugin", "plugin.json"), json.dumps(manifest))
         folders = [os.path.join(root, "skills")] + ([os.path.join(root, "extra")] if extra else [])
         entries = {}
-        for folder in folders:
+        for folder in folders:  # skills/ first, then the manifest's paths
             for name, entry in fill_roots(layout, rng, [folder], pool)[0].items():
-                entries.setdefault(name, entry)
+                if not usable(entries.get(name)):
+                    entries[name] = entry
         roll = rng.random()
         record = {"scope": "user", "installPath": root, "version": "1.0.0"}
-        if roll < 0.15:
+        scoped = roll < 0.15
+        if scoped:
             record = {"scope": "project", "projectPath": layout.project, "installPath": root, "version": "1.0.0"}
         elif roll < 0.25:
             record = {"scope": "local", "projectPath": os.path.join(base, "elsewhere"), "installPath": root,
                       "version": "1.0.0"}
-        counts = roll >= 0.15 + 0.10 or roll < 0.15  # a scoped entry for another project does not count
+        counts = not (0.15 <= roll < 0.25)  # an entry scoped to another project does not count here
         is_installed = rng.random() < 0.85
         if is_installed:
             installed[key] = [record]
-        state = {}
         for target in (enabled_user, enabled_project, enabled_local):
             r = rng.random()
             if r < 0.5:
-                target[key] = state[id(target)] = r < 0.4
+                target[key] = r < 0.4  # later settings files win per key
         merged = None
         for target in (enabled_user, enabled_project, enabled_local):
             if key in target:
                 merged = target[key]
         enabled = is_installed and counts and merged is True
-        layout.plugin_roots.append((namespace, root, entries, enabled))
+        layout.plugin_roots.append((namespace, root, entries, enabled, scoped))
         namespaces.append(namespace)
     namespaces.append("nowhere")
     write(os.path.join(layout.home, ".claude", "plugins", "installed_plugins.json"),
@@ -420,7 +429,7 @@ def codex_layout(base, index, rng):
             enabled = False
         else:
             enabled = False
-        layout.plugin_roots.append((plugin, root, entries, enabled))
+        layout.plugin_roots.append((plugin, root, entries, enabled, False))
         namespaces.append(plugin)
     namespaces.append("nowhere")
     if config or rng.random() < 0.5:
@@ -572,7 +581,7 @@ def test_in_process_verdict_is_what_the_hook_prints(hook, layouts, harness, monk
     def one(job):
         layout, agent, briefing, reason = job
         guard = run_hook(layout, guard_payload(layout, agent))
-        spawn = run_hook(layout, spawn_payload(layout, agent), ("--part", "1")) if rng.random() < 1 else None
+        spawn = run_hook(layout, spawn_payload(layout, agent), ("--part", "1"))
         return guard, spawn
 
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -183,7 +183,6 @@ class Claude:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
-            "IS_SANDBOX": "1",
         })
         return env
 
