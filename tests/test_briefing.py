@@ -261,6 +261,57 @@ def test_missing_event_name_prints_nothing(sandbox):
     nothing(sb.run_parts(payload))
 
 
+TRANSCRIPTS = [
+    # case                                 transcript_path (None: key absent)
+    ("Claude Code transcript",             "{home}/.claude/projects/-project/s.jsonl"),
+    ("no transcript_path",                 None),
+    ("empty transcript_path",              ""),
+    ("transcript elsewhere",               "/var/tmp/elsewhere/s.jsonl"),
+]
+
+
+@pytest.mark.parametrize("transcript", [c[1] for c in TRANSCRIPTS], ids=[c[0] for c in TRANSCRIPTS])
+def test_claude_spawn_recognised_without_codex_markers(sandbox, transcript):
+    """Without a Codex transcript or turn_id, a spawn of a Claude Code agent is briefed as one."""
+    sb = sandbox(DISPATCH_FILES)
+    payload = sb.spawn("good")
+    if transcript is None:
+        del payload["transcript_path"]
+    else:
+        payload["transcript_path"] = transcript.format(home=sb.home)
+    results = sb.run_parts(payload)
+    got = delivered(results)
+    assert got.skills == {"alpha": "ALPHA BODY\n"}
+    assert all(len(c) <= CLAUDE_OUTPUT_LIMIT for c in contexts(results))
+
+
+def _tree(root):
+    out = {}
+    for folder, dirs, files in os.walk(str(root)):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            st = os.lstat(path)
+            out[path] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def test_hook_writes_nothing(sandbox):
+    """Hook mode only reads: the sandbox is byte-for-byte the same after guard, start and session."""
+    root = sandbox.box.root
+    files = plugin_setup(root, [Plugin("plug@mkt", skills={"p": "P\n"})], home={"plug@mkt": True})
+    files.update(DISPATCH_FILES)
+    files[PA % "big"] = agent_md("big", ["alpha", "plug:p", "gone"])
+    sb = sandbox(files)
+    before = _tree(root)
+    sb.run(sb.guard("good"))
+    sb.run(sb.guard("big"))
+    brief(sb, "good")
+    brief(sb, "big")
+    sb.run_parts(sb.payload("SessionStart", source="startup"))
+    sb.run_parts(sb.payload("SessionStart", source="startup", agent_type="good"))
+    assert _tree(root) == before
+
+
 # --------------------------------------------------------------------------------------------
 # 2. Agent lookup
 # --------------------------------------------------------------------------------------------

@@ -1068,6 +1068,23 @@ def test_guard_lets_spawn_through(sandbox, tool_input):
         assert_nothing(sb.run(payload))
 
 
+@pytest.mark.parametrize("broken_side", ["claude", "codex"])
+def test_guard_shared_name_checks_only_its_own_harness(sandbox, broken_side):
+    """A Claude agent and a Codex role called "twin"; only one of them declares a missing skill."""
+    sb = sandbox({
+        "project/.claude/agents/twin.md": agent_md("twin", ["gone"] if broken_side == "claude" else ["ok"]),
+        "project/.claude/skills/ok/SKILL.md": skill_md("ok", body("ok")),
+        "project/.codex/agents/twin.toml": role_toml("twin", ["gone"] if broken_side == "codex" else ["ok"]),
+        "home/.agents/skills/ok/SKILL.md": skill_md("ok", body("ok")),
+    })
+    for harness in ("claude", "codex"):
+        result = sb.run(sb.guard("twin", harness=harness))
+        if harness == broken_side:
+            assert deny_reason(result).startswith("briefing: agent 'twin' references unknown skill(s): gone")
+        else:
+            assert_nothing(result)
+
+
 def test_claude_guard_ignores_codex_roles(sandbox):
     sb = sandbox(dict(GUARD_FILES, **{"project/.codex/agents/cx-only.toml": role_toml("cx-only", ["gone1"])}))
     assert_nothing(sb.run(sb.guard("cx-only", harness="claude")))

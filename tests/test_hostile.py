@@ -11,6 +11,9 @@ Item 6 (refusal is exact) lives in ``test_refusal_property.py``; item 8 (the
 fuzzer) elsewhere.
 """
 import html
+import importlib.machinery
+import importlib.util
+import io
 import json
 import os
 import re
@@ -62,6 +65,82 @@ def check_doctor(result):
 def parallel(func, items, workers=WORKERS):
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(func, items))
+
+
+def load_hook():
+    """The hook as a module (no bytecode written next to it)."""
+    sys.dont_write_bytecode = True
+    loader = importlib.machinery.SourceFileLoader("briefing_preload_hostile", str(HOOK))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def hook_module():
+    return load_hook()
+
+
+class InProcess(object):
+    """``main()`` of the hook run in this process, with its stdio and environment swapped.
+
+    The same code path as a harness's subprocess (argument parsing, stdin
+    decoding, dispatch, the catch-all) at a thousandth of the cost, for the
+    large matrices; every matrix also sends a sample through a real process.
+    Only for inputs that cannot block: FIFOs and devices always go through a
+    subprocess with a timeout.
+    """
+
+    def __init__(self, module, sb, monkeypatch):
+        self.module, self.sb, self.mp = module, sb, monkeypatch
+
+    def run(self, payload=None, args=(), stdin=None):
+        if stdin is None:
+            stdin = json.dumps(payload) if payload is not None else ""
+        if isinstance(stdin, str):
+            stdin = stdin.encode("utf-8")
+        out, err = io.StringIO(), io.StringIO()
+        with self.mp.context() as mp:
+            mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+            mp.setattr(sys, "stdout", out)
+            mp.setattr(sys, "stderr", err)
+            mp.setattr(sys, "argv", [str(HOOK)] + [str(a) for a in args])
+            for key in list(os.environ):
+                if key not in ("PATH", "LANG"):
+                    mp.delenv(key)
+            mp.setenv("HOME", str(self.sb.home))
+            mp.chdir(str(self.sb.project))
+            try:
+                rc = self.module.main([str(a) for a in args])
+            except SystemExit as exc:  # pragma: no cover - main() returns
+                rc = exc.code
+            except BaseException as exc:
+                rc, err = "raised", io.StringIO("Traceback (in process): %r" % (exc,))
+        return FakeResult(rc, out.getvalue(), err.getvalue(), ["in-process"] + [str(a) for a in args])
+
+
+class FakeResult(object):
+    """Quacks like conftest.Result."""
+
+    def __init__(self, rc, out, err, argv):
+        self.rc, self.out, self.err, self.argv = rc, out, err, argv
+        try:
+            self.data = json.loads(out) if out.strip() else None
+        except ValueError:
+            self.data = None
+
+    def __repr__(self):
+        return "<rc=%s argv=%r\n--- stdout ---\n%s\n--- stderr ---\n%s>" % (
+            self.rc, self.argv, self.out, self.err)
+
+    context = property(lambda self: ((self.data or {}).get("hookSpecificOutput") or {}).get(
+        "additionalContext"))
+    system_message = property(lambda self: (self.data or {}).get("systemMessage"))
+    decision = property(lambda self: ((self.data or {}).get("hookSpecificOutput") or {}).get(
+        "permissionDecision"))
+    reason = property(lambda self: ((self.data or {}).get("hookSpecificOutput") or {}).get(
+        "permissionDecisionReason"))
 
 
 def limited_python(tmp_path):
@@ -164,7 +243,7 @@ RAW_STDIN = {
 def test_raw_stdin_never_fails(sandbox, tmp_path, name):
     sb = _payload_box(sandbox)
     python = limited_python(tmp_path)
-    args_list = [(), ("--part", "1"), ("--part", "x"), ("--part", "99")]
+    args_list = [(), ("--part", "2")]
     results = parallel(lambda args: sb.run(stdin=RAW_STDIN[name], args=args, check=False,
                                            python=python, timeout=HANG_TIMEOUT), args_list)
     for result in results:
@@ -175,7 +254,8 @@ def test_raw_stdin_never_fails(sandbox, tmp_path, name):
 @pytest.mark.parametrize("event,harness", EVENTS)
 def test_part_arguments_never_fail(sandbox, event, harness):
     sb = _payload_box(sandbox)
-    jobs = [(agent, args) for agent in ("a", "m") for args in ARGS]
+    agent = "m" if event == "PreToolUse" else "a"
+    jobs = [(agent, args) for args in ARGS]
     results = parallel(lambda job: sb.run(agent_payload(sb, event, harness, job[0]), args=job[1],
                                           check=False, timeout=HANG_TIMEOUT), jobs)
     for result in results:
@@ -219,19 +299,26 @@ def _mutate(sb, event, harness, field, value):
     return payload
 
 
+SUBPROCESS_SAMPLE = [5, None, [], "\x00", "\ud800", "/does/not/exist", "a string"]
 FIELD_CASES = [(e, h, f) for (e, h) in EVENTS for f in sorted(FIELD_VALUES)
                if not (f in ("tool_input", "tool_name") and e != "PreToolUse")
                and not (f == "source" and e != "SessionStart")]
 
 
 @pytest.mark.parametrize("event,harness,field", FIELD_CASES)
-def test_wrong_field_types_never_fail(sandbox, event, harness, field):
+def test_wrong_field_types_never_fail(sandbox, hook_module, monkeypatch, event, harness, field):
     sb = _payload_box(sandbox)
-    args = () if event == "PreToolUse" else ("--part", "1")
-    jobs = [(value, _mutate(sb, event, harness, field, value)) for value in FIELD_VALUES[field]]
-    results = parallel(lambda job: sb.run(job[1], args=args, check=False, timeout=HANG_TIMEOUT), jobs)
+    inproc = InProcess(hook_module, sb, monkeypatch)
+    jobs = [(value, _mutate(sb, event, harness, field, value), args) for value in FIELD_VALUES[field]
+            for args in ([()] if event == "PreToolUse" else [("--part", "1"), ("--part", "2")])]
+    results = [inproc.run(payload, args=args) for _, payload, args in jobs]
+    # a sample through a real process: the values most likely to break an interpreter
+    sample = [j for j in jobs if any(j[0] is v or j[0] == v for v in SUBPROCESS_SAMPLE)
+              and type(j[0]) in (type(v) for v in SUBPROCESS_SAMPLE) and j[2] in ((), ("--part", "1"))]
+    results += parallel(lambda job: sb.run(job[1], args=job[2], check=False, timeout=HANG_TIMEOUT), sample)
+    jobs += sample
     failures = []
-    for (value, _), result in zip(jobs, results):
+    for (value, _, _), result in zip(jobs, results):
         try:
             check_hook(result)
         except AssertionError as exc:
@@ -354,9 +441,12 @@ FILE_CASES = [
     ("claude-skill-not-utf8", "claude", {"project/.claude/agents/t.md": agent_md("t", ["latin"]),
         "project/.claude/skills/latin/SKILL.md": b"---\nname: latin\ndescription: d\n---\ncaf\xe9\n"},
      "t", None, None),
-    ("claude-skill-bom-crlf", "claude", {"project/.claude/agents/t.md": AGENT_T,
-        "project/.claude/skills/s1/SKILL.md": "\ufeff" + skill_md("s1", S1_BODY).replace("\n", "\r\n")},
-     "t", None, None),
+    ("claude-skill-bom-crlf", "claude", {"project/.claude/agents/t.md": agent_md("t", ["crlf"]),
+        "project/.claude/skills/crlf/SKILL.md": "\ufeff" + skill_md("crlf", S1_BODY).replace("\n", "\r\n")},
+     "t", {"crlf": S1_BODY.replace("\n", "\r\n")}, None),
+    ("codex-skill-bom-crlf", "codex", {"project/.codex/agents/t.toml": role_toml("t", ["crlf"]),
+        "project/.codex/skills/crlf/SKILL.md": "\ufeff" + skill_md("crlf", S1_BODY).replace("\n", "\r\n")},
+     "t", {"crlf": S1_BODY.replace("\n", "\r\n")}, None),
     ("codex-not-utf8", "codex", {"project/.codex/agents/t.toml":
         b'# briefing: skills = ["s1"]\nname = "t"\ndescription = "caf\xe9 \xff"\n'
         b'developer_instructions = "x"\n'}, "t", None, "t.toml"),
@@ -597,19 +687,16 @@ def _diagnostics(results):
     return "\n".join(text)
 
 
-def exercise(sb, harness, agent, timeout=HANG_TIMEOUT, python=None, parts=2):
+def exercise(sb, harness, agent, timeout=HANG_TIMEOUT, python=None, parts=1, doctor_args=((),)):
     """Every hook-mode event and the doctor, for ``agent``. Returns (hook results, doctor results)."""
     kw = dict(check=False, timeout=timeout, python=python)
     jobs = [dict(payload=sb.guard(agent, harness))]
     jobs += [dict(payload=sb.spawn(agent, harness), args=("--part", i)) for i in range(1, parts + 1)]
     jobs += [dict(payload=sb.payload("SessionStart", harness, source="startup"), args=("--part", 1))]
-    if harness == "claude":
-        jobs += [dict(payload=sb.payload("SessionStart", "claude", source="startup", agent_type=agent),
-                      args=("--part", 1))]
-    hook = parallel(lambda job: sb.run(**dict(kw, **job)), jobs)
-    doctor = parallel(lambda args: sb.doctor(*args, timeout=timeout, python=python),
-                      [("--harness", harness), ("--harness", harness, "--json"),
-                       ("--harness", harness, "--show", agent)])
+    jobs += [dict(program="doctor", args=("--harness", harness) + tuple(d)) for d in doctor_args]
+    done = parallel(lambda job: sb.doctor(*job["args"], timeout=timeout, python=python)
+                    if job.get("program") == "doctor" else sb.run(**dict(kw, **job)), jobs)
+    hook, doctor = done[:len(done) - len(doctor_args)], done[len(done) - len(doctor_args):]
     for r in hook:
         check_hook(r)
     for r in doctor:
@@ -619,12 +706,11 @@ def exercise(sb, harness, agent, timeout=HANG_TIMEOUT, python=None, parts=2):
 
 def assert_witnesses(sb, harness):
     """ok is briefed and allowed; bad is refused naming its missing skill."""
-    ok_guard = check_hook(sb.run(sb.guard("ok", harness), check=False, timeout=HANG_TIMEOUT))
-    assert ok_guard.out.strip() == "", ok_guard
-    bad_guard = check_hook(sb.run(sb.guard("bad", harness), check=False, timeout=HANG_TIMEOUT))
+    bad_guard, ok_spawn = parallel(lambda p: check_hook(sb.run(
+        p, args=("--part", 1) if p["hook_event_name"] == "SubagentStart" else (), check=False,
+        timeout=HANG_TIMEOUT)), [sb.guard("bad", harness), sb.spawn("ok", harness)])
     assert bad_guard.decision == "deny" and "nope" in (bad_guard.reason or ""), bad_guard
-    got, results = briefed(sb, "ok", harness, parts=2, timeout=HANG_TIMEOUT)
-    assert got.skills == {"s1": S1_BODY}, results
+    assert rebuild([ok_spawn.context or ""]).skills == {"s1": S1_BODY}, ok_spawn
 
 
 @pytest.mark.parametrize("case_id,harness,files,target,expect,needle", FILE_CASES,
@@ -641,14 +727,15 @@ def test_files_not_what_they_claim(sandbox, tmp_path, case_id, harness, files, t
     python = limited_python(tmp_path)
     hook, doctor = exercise(sb, harness, target, python=python)
     assert_witnesses(sb, harness)
-    guard = hook[0]
-    if expect in ("brief", "brief+ps"):
+    guard, spawn = hook[0], hook[1]
+    if expect in ("brief", "brief+ps") or isinstance(expect, dict):
         assert guard.out.strip() == "", guard
-        got, results = briefed(sb, target, harness, parts=2)
         want = {"s1": S1_BODY}
         if expect == "brief+ps":
-            want["ps"] = "PS-BODY\n"
-        assert got.skills == want, results
+            want["p:ps"] = "PS-BODY\n"  # the element carries the name as declared
+        if isinstance(expect, dict):
+            want = expect
+        assert rebuild([spawn.context or ""]).skills == want, spawn
     elif expect == "deny":
         assert guard.decision == "deny", guard
     if needle:
@@ -676,8 +763,8 @@ def test_skill_that_would_hang_is_a_clear_failure(sandbox, tmp_path, harness, ki
     base.update({agent_file[0]: agent_file[1], SKILL_ROOTS[harness] + "/big/SKILL.md": make()})
     sb = sandbox(base)
     python = limited_python(tmp_path)
-    hook, doctor = exercise(sb, harness, "t", python=python, parts=PARTS)
-    guard, spawn = hook[0], hook[1:1 + PARTS]
+    hook, doctor = exercise(sb, harness, "t", python=python, parts=2, doctor_args=((), ("--json",)))
+    guard, spawn = hook[0], hook[1:3]
     assert guard.decision == "deny", guard
     assert "big" in guard.reason, guard
     if size:
@@ -794,14 +881,30 @@ def _yaml_item(name):
         elif ch == '"':
             out.append('\\"')
         elif ord(ch) < 0x20 or ord(ch) == 0x7f or ch in "\x85\u2028\u2029":
-            out.append("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch))
+            out.append("\\u%04x" % ord(ch))
         else:
             out.append(ch)
     return '"%s"' % "".join(out)
 
 
+REPRESENTATIVE = ("dotdot", "a-dotdot-b", "absolute", "nul-trailing", "newline", "backslash-inside",
+                  "plugin-dotdot")
+
+
 @pytest.mark.parametrize("harness", HARNESSES)
-def test_hostile_skill_names_are_unknown_and_nothing_outside_is_read(sandbox, harness):
+def test_hostile_skill_names_are_unknown_and_nothing_outside_is_read(sandbox, hook_module, monkeypatch,
+                                                                      harness):
+    """Every hostile name is refused, and no planted SKILL.md is ever opened.
+
+    Each name is declared in two spellings: "quoted" (a valid YAML / TOML
+    string, escapes and all) must be refused as an unknown skill. "raw" puts
+    the characters into the file as they are; where that makes the file
+    itself invalid (raw control characters in a TOML string) the hook may
+    instead report the declaration as unreadable -- but never resolve it.
+    In process, a spy on os.open proves that no planted file is opened; the
+    guard of every quoted declaration and the whole spawn of a few run as a
+    real process, and the marker must not show up in any output.
+    """
     sb = sandbox.box
     names = _hostile_names(sb.root)
     roots = _claude_roots() if harness == "claude" else _codex_roots()
@@ -814,6 +917,7 @@ def test_hostile_skill_names_are_unknown_and_nothing_outside_is_read(sandbox, ha
         files["home/.claude/plugins/cache/m/p/1.0.0/skills/ps/SKILL.md"] = skill_md("ps", SECRET + " ps\n")
     else:
         files["home/.codex/config.toml"] = '[plugins."p@m"]\nenabled = true\n'
+    planted = [str(sb.root / rel) for rel in files if rel.endswith("SKILL.md")]
     agents = []
     for ident, name in names:
         for form in ("quoted", "raw"):
@@ -829,30 +933,70 @@ def test_hostile_skill_names_are_unknown_and_nothing_outside_is_read(sandbox, ha
                 item = json.dumps(name) if form == "quoted" else '"%s"' % name
                 text = '# briefing: skills = [%s]\nname = "%s"\ndeveloper_instructions = "x"\n' % (item, agent)
                 files["project/.codex/agents/%s.toml" % agent] = text.encode("utf-8")
-            agents.append((agent, name))
+            agents.append((ident, form, agent, name))
     sb = _build(sandbox, files)
+    planted = {os.path.realpath(p) for p in planted}
+    assert len(planted) > 100
 
-    def one(job):
-        agent, name = job
-        guard = check_hook(sb.run(sb.guard(agent, harness), check=False, timeout=HANG_TIMEOUT))
-        parts = [check_hook(r) for r in sb.run_parts(sb.spawn(agent, harness), parts=2, check=False,
-                                                       timeout=HANG_TIMEOUT)]
-        show = check_doctor(sb.doctor("--harness", harness, "--show", agent, timeout=HANG_TIMEOUT))
-        return agent, name, guard, parts, show
+    # in process: the verdict, and every file the resolver opens
+    opened = []
+    real_open = os.open
+
+    def spy(path, *args, **kwargs):
+        opened.append(path)
+        return real_open(path, *args, **kwargs)
 
     failures = []
-    for agent, name, guard, parts, show in parallel(one, agents):
-        everything = "".join(r.out + r.err for r in [guard, show] + parts)
+    resolve = hook_module.claude_briefing if harness == "claude" else hook_module.codex_briefing
+    for ident, form, agent, name in agents:
+        del opened[:]
+        with monkeypatch.context() as mp:
+            mp.setattr(os, "open", spy)
+            briefing = resolve(agent, str(sb.project), str(sb.home))
         problems = []
-        if guard.decision != "deny":
-            problems.append("guard did not deny: %r" % guard)
-        if not (parts[0].context and ABORT_OPEN.match(parts[0].context)):
-            problems.append("SubagentStart did not abort: %r" % parts[0])
-        if SECRET in everything:
-            problems.append("a file outside the roots was read: %r" % everything[:2000])
+        leaked = sorted({p for p in opened if isinstance(p, (str, bytes)) and os.path.realpath(p) in planted})
+        if leaked:
+            problems.append("opened %r" % leaked)
+        if briefing is None:
+            problems.append("no declaration found")
+        elif not briefing.denies and not (form == "raw" and briefing.unreadable):
+            problems.append("not refused: %s" % _verdict(briefing))
+        elif briefing.denies and form == "quoted" and [s.name for s in briefing.missing] != [name]:
+            problems.append("refused, but missing=%r" % [s.name for s in briefing.missing])
         if problems:
-            failures.append("%s declaring %r:\n  %s" % (agent, name, "\n  ".join(problems)))
-    assert not failures, "\n\n".join(failures)
+            failures.append("%s declaring %r: %s" % (agent, name, "; ".join(problems)))
+
+    # through the real hook
+    def one(job):
+        ident, form, agent, name = job
+        runs = [check_hook(sb.run(sb.guard(agent, harness), check=False, timeout=HANG_TIMEOUT))]
+        if ident in REPRESENTATIVE:
+            runs += [check_hook(r) for r in sb.run_parts(sb.spawn(agent, harness), parts=2, check=False,
+                                                           timeout=HANG_TIMEOUT)]
+            runs.append(check_doctor(sb.doctor("--harness", harness, "--show", agent, timeout=HANG_TIMEOUT)))
+        return job, runs
+
+    for (ident, form, agent, name), runs in parallel(one, [j for j in agents if j[1] == "quoted"
+                                                           or j[0] in REPRESENTATIVE]):
+        guard = runs[0]
+        everything = "".join(r.out + r.err for r in runs)
+        problems = []
+        if guard.decision != "deny" and not (form == "raw" and "cannot read" in guard.err):
+            problems.append("guard did not deny: %r" % guard)
+        if len(runs) > 1 and not (runs[1].context and ABORT_OPEN.match(runs[1].context)) \
+                and not (form == "raw" and "NOT briefed" in (runs[1].system_message or "")):
+            problems.append("SubagentStart did not abort: %r" % runs[1])
+        if SECRET in everything:
+            problems.append("a planted file was read: %r" % everything[:2000])
+        if problems:
+            failures.append("%s declaring %r (process):\n  %s" % (agent, name, "\n  ".join(problems)))
+    assert not failures, "\n".join(failures)
+
+
+def _verdict(briefing):
+    return "denies=%r missing=%r unreadable=%r delivered=%r" % (
+        briefing.denies, [s.name for s in briefing.missing], briefing.unreadable,
+        [(s.name, s.path) for s in briefing.delivered])
 
 
 # Agent names come from the payload -- under PreToolUse the model picks
@@ -924,7 +1068,7 @@ def test_manifest_skill_paths_leaving_the_plugin_root_are_ignored(sandbox):
     sb = _build(sandbox, files)
 
     got, results = briefed(sb, "good", "claude", parts=2)
-    assert got.skills == {"good": "GOOD-BODY\n", "ps": "PS-BODY\n"}, results
+    assert got.skills == {"p:good": "GOOD-BODY\n", "p:ps": "PS-BODY\n"}, results
     got, results = briefed(sb, "goodbare", "claude", parts=2)
     assert got.skills == {"good": "GOOD-BODY\n"}, results
     stderr = "".join(r.err for r in results)
@@ -1151,24 +1295,22 @@ def test_hook_and_doctor_write_nothing(sandbox):
            "XDG_STATE_HOME": str(sb.root / "xdg"), "XDG_CONFIG_HOME": str(sb.root / "xdg")}
     watched = [sb.root, REPO / "hooks", REPO / "bin"]
     before = snapshot(*watched)
-    runs = []
+    jobs = []
     for harness in HARNESSES:
         for agent in ("ok", "bad", "broken", "legacy", "declared", "ghost"):
-            runs.append(sb.run(sb.guard(agent, harness), env=env, check=False))
-            runs.extend(sb.run_parts(sb.spawn(agent, harness), env=env, check=False))
+            jobs.append((sb.guard(agent, harness), ()))
+            jobs += [(sb.spawn(agent, harness), ("--part", i)) for i in (1, 2, PARTS)]
         for source in ("startup", "resume", "compact", "clear"):
-            runs.append(sb.run(sb.payload("SessionStart", harness, source=source), args=("--part", 1),
-                               env=env, check=False))
-            runs.extend(sb.run_parts(sb.payload("SessionStart", harness, source=source, agent_type="ok"),
-                                     env=env, check=False))
-    for r in runs:
+            jobs.append((sb.payload("SessionStart", harness, source=source), ("--part", 1)))
+            jobs += [(sb.payload("SessionStart", harness, source=source, agent_type="ok"), ("--part", i))
+                     for i in (1, 2)]
+    for r in parallel(lambda job: sb.run(job[0], args=job[1], env=env, check=False), jobs):
         check_hook(r)
-    doctor_args = [(), ("--json",), ("--show", "ok"), ("--show", "bad"), ("--harness", "claude"),
-                   ("--harness", "codex", "--json"), ("--cwd", str(sb.project)), ("--cwd", "/does/not/exist"),
-                   ("--bogus",)]
-    for args in doctor_args:
-        check_doctor(sb.doctor(*args, env=env))
-        check_doctor(sb.doctor(*args, env=env, via_link=True))
+    doctor_args = [((), False), (("--json",), True), (("--show", "ok"), False), (("--show", "bad"), True),
+                   (("--harness", "codex", "--json"), False), (("--cwd", "/does/not/exist"), True),
+                   (("--bogus",), False)]
+    for r in parallel(lambda job: sb.doctor(*job[0], env=env, via_link=job[1]), doctor_args):
+        check_doctor(r)
     after = snapshot(*watched)
     assert diff(before, after) == [], "the hook changed the file system"
     for root in (REPO / "hooks", REPO / "bin"):

@@ -38,12 +38,12 @@ from conftest import HOOK, HOOK_PYTHON, PARTS
 
 SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261130"))
 SCALE = float(os.environ.get("BRIEFING_PROPERTY_SCALE", "1"))
-LAYOUTS = int(120 * SCALE)  # per harness
-DECLARATIONS = 40  # per layout
+LAYOUTS = int(50 * SCALE)  # per harness
+DECLARATIONS = 60  # per layout
 SUBPROCESS_CASES = 150  # per harness
 
 BIG = 45000  # Claude Code: one fits in PARTS parts of 10,000 characters, two do not
-HUGE = 300000  # Codex: one fits in its 512 KiB context, two do not
+HUGE = 270000  # Codex: one fits in its 512 KiB context, two do not
 OVER_CAP = 1024 * 1024 + 4096  # larger than any SKILL.md the hook may read (a sparse file)
 
 
@@ -86,8 +86,14 @@ def body_of(rng, size):
     return text
 
 
+_MADE = set()
+
+
 def write(path, data):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    folder = os.path.dirname(path)
+    if folder not in _MADE:
+        os.makedirs(folder, exist_ok=True)
+        _MADE.add(folder)
     with open(path, "wb") as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
 
@@ -119,6 +125,7 @@ class Layout(object):
         self.plugin_roots = []  # [(namespace or None, skills folder, {name: Entry}, enabled)]
         self.decoys = []  # places that are not roots, holding skills that must not count
         self.cases = []  # [(agent name, briefing names, native names)]
+        self.big = set()  # pool names whose every copy is big
         os.makedirs(os.path.join(self.project, ".git"))
         os.makedirs(self.home)
 
@@ -225,22 +232,31 @@ def random_kind(rng, allow_over_cap):
     return "over-cap"
 
 
-def size_maker(rng, harness):
+def size_maker(rng, layout, name):
+    """Sizes for the copies of ``name``: a big name is big everywhere, so "too large" is exact."""
+    big = name in layout.big
+
     def sizes():
-        if rng.random() < 0.12:
-            return BIG if harness == "claude" else HUGE
+        if big:
+            return BIG if layout.harness == "claude" else HUGE
         return rng.randint(20, 400)
     return sizes
 
 
-def fill_roots(layout, rng, roots, pool, plugin_like=False):
-    """Place each pool name in some of ``roots``; a non-skill never shadows a later skill."""
-    sizes = size_maker(rng, layout.harness)
+def fill_roots(layout, rng, roots, pool, present=0.8, extra=0.2):
+    """Place each pool name: usable in one random root with probability ``present``,
+    plus anything (usable, linked, over the cap, or not a skill at all) in others."""
     placed = [dict() for _ in roots]
     for name in pool:
-        chosen = [i for i in range(len(roots)) if rng.random() < 0.3]
-        for i in chosen:
-            kind = random_kind(rng, allow_over_cap=rng.random() < 0.3)
+        sizes = size_maker(rng, layout, name)
+        home = rng.randrange(len(roots)) if rng.random() < present else None
+        for i in range(len(roots)):
+            if i == home:
+                kind = "skill" if rng.random() < 0.85 else "linked"
+            elif rng.random() < extra and name not in layout.big:  # keep the big files few
+                kind = random_kind(rng, allow_over_cap=rng.random() < 0.3)
+            else:
+                continue
             placed[i][name] = place(layout, roots[i], name, kind, rng, sizes)
     return placed
 
@@ -249,16 +265,16 @@ def declared_names(rng, layout, pool, namespaces, count):
     names = []
     for _ in range(count):
         roll = rng.random()
-        if roll < 0.55:
+        if roll < 0.70:
             names.append(rng.choice(pool))
-        elif roll < 0.70 and namespaces:
+        elif roll < 0.80 and namespaces:
             names.append("%s:%s" % (rng.choice(namespaces), rng.choice(pool)))
-        elif roll < 0.78:
+        elif roll < 0.85:
             names.append(gen_name(rng, set(pool)))  # never placed anywhere
-        elif roll < 0.84:
+        elif roll < 0.90:
             name = rng.choice(pool)
             names.append(name.swapcase() if name.swapcase() != name else name + "x")
-        elif roll < 0.90:
+        elif roll < 0.95:
             names.append(rng.choice(["../%s", "%s/", "./%s", "sub/../%s", "%s/../%s"]).replace(
                 "%s", rng.choice(pool)))
         else:
@@ -268,10 +284,16 @@ def declared_names(rng, layout, pool, namespaces, count):
 
 # -- Claude Code --------------------------------------------------------------
 
+def make_pool(layout, rng):
+    taken = set()
+    pool = [gen_name(rng, taken) for _ in range(rng.randint(4, 9))]
+    layout.big = {name for name in pool if rng.random() < 0.2}
+    return pool
+
+
 def claude_layout(base, index, rng):
     layout = Layout("claude", base, index, rng)
-    taken = set()
-    pool = [gen_name(rng, taken) for _ in range(rng.randint(4, 10))]
+    pool = make_pool(layout, rng)
     roots = [os.path.join(layout.project, ".claude", "skills"), os.path.join(layout.home, ".claude", "skills")]
     placed = fill_roots(layout, rng, roots, pool)
     layout.roots = list(zip(roots, placed))
@@ -300,7 +322,7 @@ def claude_layout(base, index, rng):
         folders = [os.path.join(root, "skills")] + ([os.path.join(root, "extra")] if extra else [])
         entries = {}
         for folder in folders:  # skills/ first, then the manifest's paths
-            for name, entry in fill_roots(layout, rng, [folder], pool)[0].items():
+            for name, entry in fill_roots(layout, rng, [folder], pool, present=0.3, extra=0.1)[0].items():
                 if not usable(entries.get(name)):
                     entries[name] = entry
         roll = rng.random()
@@ -337,15 +359,25 @@ def claude_layout(base, index, rng):
     # agents
     for i in range(DECLARATIONS):
         agent = "d%d" % i
-        skills = declared_names(rng, layout, pool, namespaces, rng.randint(0, 4))
-        native = declared_names(rng, layout, pool, namespaces, rng.randint(1, 2)) if rng.random() < 0.3 else []
-        where = rng.choice([os.path.join(layout.project, ".claude", "agents"),
-                            os.path.join(layout.project, ".claude", "agents", "team"),
-                            os.path.join(layout.home, ".claude", "agents")])
-        stem = agent if rng.random() < 0.8 else "file-%s" % agent
+        skills = declared_names(rng, layout, pool, namespaces, rng.choice([0, 1, 2, 2, 3, 3, 4]))
+        native = declared_names(rng, layout, pool, namespaces, rng.randint(1, 2)) if rng.random() < 0.25 else []
+        # mostly where the fast path finds it: agent lookup is not what this property is about
+        where = weighted(rng, [(0.92, os.path.join(layout.project, ".claude", "agents")),
+                               (0.04, os.path.join(layout.project, ".claude", "agents", "team")),
+                               (0.04, os.path.join(layout.home, ".claude", "agents"))])
+        stem = agent if rng.random() < 0.96 else "file-%s" % agent
         write(os.path.join(where, stem + ".md"), claude_agent_text(rng, agent, skills, native))
         layout.cases.append((agent, skills, native))
     return layout
+
+
+def weighted(rng, choices):
+    roll, acc = rng.random(), 0.0
+    for weight, value in choices:
+        acc += weight
+        if roll < acc:
+            return value
+    return choices[-1][1]
 
 
 def yaml_item(rng, name):
@@ -389,8 +421,7 @@ def claude_agent_text(rng, agent, skills, native):
 
 def codex_layout(base, index, rng):
     layout = Layout("codex", base, index, rng)
-    taken = set()
-    pool = [gen_name(rng, taken) for _ in range(rng.randint(4, 10))]
+    pool = make_pool(layout, rng)
     depth = rng.randint(0, 2)
     folders = [layout.project]
     for d in range(depth):
@@ -419,7 +450,7 @@ def codex_layout(base, index, rng):
         root = os.path.join(codex_home, "plugins", "cache", market, plugin, "0.%d.0" % p)
         write(os.path.join(root, ".codex-plugin", "plugin.json"),
               json.dumps({"name": plugin, "version": "0.%d.0" % p}))
-        entries = fill_roots(layout, rng, [os.path.join(root, "skills")], pool)[0]
+        entries = fill_roots(layout, rng, [os.path.join(root, "skills")], pool, present=0.4, extra=0.1)[0]
         roll = rng.random()
         if roll < 0.7:
             config.append('[plugins."%s@%s"]\nenabled = true\n' % (plugin, market))
@@ -436,11 +467,11 @@ def codex_layout(base, index, rng):
         write(os.path.join(codex_home, "config.toml"), "model = \"x\"\n\n" + "\n".join(config))
     for i in range(DECLARATIONS):
         agent = "d%d" % i
-        skills = declared_names(rng, layout, pool, namespaces, rng.randint(0, 4))
-        where = rng.choice([os.path.join(layout.project, ".codex", "agents"),
-                            os.path.join(layout.project, ".codex", "agents", "team"),
-                            os.path.join(codex_home, "agents")])
-        stem = agent if rng.random() < 0.8 else "file-%s" % agent
+        skills = declared_names(rng, layout, pool, namespaces, rng.choice([0, 1, 2, 2, 3, 3, 4]))
+        where = weighted(rng, [(0.92, os.path.join(layout.project, ".codex", "agents")),
+                               (0.04, os.path.join(layout.project, ".codex", "agents", "team")),
+                               (0.04, os.path.join(codex_home, "agents"))])
+        stem = agent if rng.random() < 0.96 else "file-%s" % agent
         write(os.path.join(where, stem + ".toml"), codex_role_text(rng, agent, skills))
         layout.cases.append((agent, skills, []))
     return layout
