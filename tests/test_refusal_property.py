@@ -40,7 +40,7 @@ SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261130"))
 SCALE = float(os.environ.get("BRIEFING_PROPERTY_SCALE", "1"))
 LAYOUTS = int(50 * SCALE)  # per harness
 DECLARATIONS = 60  # per layout
-SUBPROCESS_CASES = 150  # per harness
+SUBPROCESS_CASES = 100  # per harness: the guard for each, SubagentStart part 1 for a quarter
 
 BIG = 45000  # Claude Code: one fits in PARTS parts of 10,000 characters, two do not
 HUGE = 270000  # Codex: one fits in its 512 KiB context, two do not
@@ -586,6 +586,10 @@ def spawn_payload(layout, agent):
     return payload
 
 
+def spawned(agent):
+    return int(agent[1:]) % 4 == 0
+
+
 def run_hook(layout, payload, args=()):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": layout.home, "LANG": "C.UTF-8"}
     proc = subprocess.run([HOOK_PYTHON, str(HOOK)] + list(args), input=json.dumps(payload).encode(),
@@ -612,7 +616,7 @@ def test_in_process_verdict_is_what_the_hook_prints(hook, layouts, harness, monk
     def one(job):
         layout, agent, briefing, reason = job
         guard = run_hook(layout, guard_payload(layout, agent))
-        spawn = run_hook(layout, spawn_payload(layout, agent), ("--part", "1"))
+        spawn = run_hook(layout, spawn_payload(layout, agent), ("--part", "1")) if spawned(agent) else None
         return guard, spawn
 
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -626,6 +630,8 @@ def test_in_process_verdict_is_what_the_hook_prints(hook, layouts, harness, monk
         if guard != want:
             failures.append("%s layout %d agent %s: in-process %r, guard printed %r" % (
                 harness, layout.index, agent, want, guard))
+        if not spawned(agent):
+            continue
         context = ((spawn or {}).get("hookSpecificOutput") or {}).get("additionalContext") or ""
         if denies != context.startswith('<briefing agent="%s" status="abort"' % agent):
             failures.append("%s layout %d agent %s: in-process denies=%r, SubagentStart part 1: %r" % (
