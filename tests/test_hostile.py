@@ -584,6 +584,10 @@ FILE_CASES = [
         'name = "t"\n[briefing]\nskills = ["s1"]\n[briefing]\nskills = ["nope"]\n'}, "t", None, None),
     ("toml-config-garbage", "codex", {"project/.codex/config.toml": "[agents.t\nconfig_file = ",
         "project/.codex/agents/t.toml": ROLE_T}, "t", None, "config.toml"),
+    ("toml-config-empty-value", "codex", {"project/.codex/config.toml": "[x]\nk =\n"}, "ghost", None,
+     "config.toml"),
+    ("toml-config-file-nul", "codex", {"project/.codex/config.toml": '[agents.t]\nconfig_file = "a\\u0000b"\n'},
+     "t", None, None),
     ("toml-config-file-int", "codex", {"project/.codex/config.toml": "[agents.t]\nconfig_file = 5\n"},
      "t", None, None),
     ("toml-config-file-missing", "codex", {"project/.codex/config.toml":
