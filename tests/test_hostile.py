@@ -402,10 +402,6 @@ def _installed(sb_root, root):
         "installedAt": "2026-11-30T00:00:00.000Z", "lastUpdated": "2026-11-30T00:00:00.000Z"}]}})
 
 
-def _bytes(text):
-    return text.encode("utf-8")
-
-
 AGENT_T = agent_md("t", ["s1"])
 AGENT_TM = agent_md("tm", ["nope"])
 ROLE_T = role_toml("t", ["s1"])

@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import HOOK, HOOK_PYTHON, PARTS
+from conftest import HOOK, HOOK_PYTHON
 
 SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261130"))
 SCALE = float(os.environ.get("BRIEFING_PROPERTY_SCALE", "1"))
