@@ -5,6 +5,8 @@ The hook always runs as a separate process, exactly as a harness starts it.
 ``BRIEFING_TEST_PYTHON`` picks the interpreter for the hook (the suite is
 run with the oldest and the newest one); pytest itself may run on another.
 """
+import importlib.machinery
+import importlib.util
 import json
 import os
 import subprocess
@@ -70,6 +72,34 @@ def role_toml(name, skills=None, extra="", instructions="You are a test role."):
     if extra:
         lines.append(extra.rstrip("\n"))
     return "\n".join(lines) + "\n"
+
+
+def load_hook(module_name="briefing_preload"):
+    """The hook as a module, for in-process tests; no bytecode is written next to it."""
+    sys.dont_write_bytecode = True
+    loader = importlib.machinery.SourceFileLoader(module_name, str(HOOK))
+    spec = importlib.util.spec_from_loader(module_name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def text_of(tag, size):
+    """A skill body of exactly ``size`` characters, distinct per ``tag``, ending in a newline."""
+    chunks, total, i = [], 0, 0
+    while total < size:
+        line = "%s line %06d: follow the procedure step by step and check every result.\n" % (tag, i)
+        chunks.append(line)
+        total += len(line)
+        i += 1
+    text = "".join(chunks)[:size - 1] + "\n"
+    assert len(text) == size
+    return text
+
+
+def skills_files(bodies, where="project/.claude/skills/%s/SKILL.md"):
+    """SKILL.md files for {name: body}."""
+    return {where % name: skill_md(name, body) for name, body in bodies.items()}
 
 
 class Result:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (CLAUDE_OUTPUT_LIMIT, DIR, HOOK, HOOK_PYTHON, PARTS, REPO, Fifo, Symlink,
-                      agent_md, skill_md)
+                      agent_md, skill_md, skills_files, text_of)
 from framing import ABORT_OPEN, PART_OPEN, SKILL_OPEN, rebuild
 
 # --------------------------------------------------------------------------------------------
@@ -49,22 +49,8 @@ def fm(*lines, nl="\n", bom=False, body="You are a test agent.\n"):
     return ("\ufeff" if bom else "") + text
 
 
-def text_of(tag, size):
-    """A skill body of exactly ``size`` characters, distinct per ``tag``, ending in a newline."""
-    chunks, total, i = [], 0, 0
-    while total < size:
-        line = "%s line %06d: follow the procedure step by step and check every result.\n" % (tag, i)
-        chunks.append(line)
-        total += len(line)
-        i += 1
-    text = "".join(chunks)[:size - 1] + "\n"
-    assert len(text) == size
-    return text
 
 
-def skills_files(bodies, where=PS):
-    """SKILL.md files for {name: body}."""
-    return {where % name: skill_md(name, body) for name, body in bodies.items()}
 
 
 def one_object_or_nothing(result):

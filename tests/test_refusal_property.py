@@ -23,18 +23,15 @@ Reproduce a failure with the seed it prints:
 ``BRIEFING_PROPERTY_SEED=<seed> python -m pytest tests/test_refusal_property.py``.
 ``BRIEFING_PROPERTY_SCALE=10`` runs ten times as many layouts.
 """
-import importlib.machinery
-import importlib.util
 import json
 import os
 import random
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import HOOK, HOOK_PYTHON
+from conftest import HOOK, HOOK_PYTHON, load_hook
 
 SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261130"))
 SCALE = float(os.environ.get("BRIEFING_PROPERTY_SCALE", "1"))
@@ -47,14 +44,6 @@ HUGE = 270000  # Codex: one fits in its 512 KiB context, two do not
 OVER_CAP = 1024 * 1024 + 4096  # larger than any SKILL.md the hook may read (a sparse file)
 
 
-def load_hook():
-    """The hook as a module, without writing bytecode next to it."""
-    sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader("briefing_preload", str(HOOK))
-    spec = importlib.util.spec_from_loader("briefing_preload", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import CLAUDE_OUTPUT_LIMIT, PARTS, agent_md, skill_md
+from conftest import CLAUDE_OUTPUT_LIMIT, agent_md, skill_md, skills_files, text_of
 from framing import ABORT_OPEN, SKILL_OPEN, rebuild
 
 PA = "project/.claude/agents/%s.md"
@@ -26,21 +26,8 @@ def fm(*lines, body="You review code.\n"):
     return "\n".join(("---",) + lines + ("---",)) + "\n" + body
 
 
-def text_of(tag, size):
-    """A body of exactly ``size`` characters, distinct per ``tag``."""
-    chunks, total, i = [], 0, 0
-    while total < size:
-        line = "%s line %06d: keep the review focused on correctness first.\n" % (tag, i)
-        chunks.append(line)
-        total += len(line)
-        i += 1
-    text = "".join(chunks)[:size - 1] + "\n"
-    assert len(text) == size
-    return text
 
 
-def skills_files(bodies, where=PS):
-    return {where % name: skill_md(name, body) for name, body in bodies.items()}
 
 
 def session(sb, source, agent=None, **kwargs):
