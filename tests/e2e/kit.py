@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 from fakes import spawn, spawn_agent, wait_agent
+from framing import rebuild
 
 BRIEFED, UNBRIEFED, PARTIAL = "VERDICT-BRIEFED", "VERDICT-UNBRIEFED", "VERDICT-PARTIAL"
 
@@ -158,3 +159,36 @@ def helper_marketplace(root, skill):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
     return root
+
+
+def ok(result):
+    """A CLI run that exited 0 within its timeout."""
+    assert result.rc == 0 and not result.timed_out, result
+    return result
+
+
+def markers_of(skills):
+    return [m for s in skills for m in s.markers]
+
+
+def assert_briefing(parts, agent, skills, dirs=None, part_limit=None):
+    """Rebuild the parts (any order) and check every body arrived whole, and nothing else.
+
+    ``dirs`` maps skill names to the folder each must be framed with;
+    ``part_limit`` is the most characters one part may have (Claude Code's cap).
+    """
+    rebuilt = rebuild(parts)
+    assert not rebuilt.aborted, parts
+    assert rebuilt.agent == agent
+    # A plugin skill may be labelled "plugin:skill"; compare by the bare skill name.
+    bodies = {name.split(":")[-1]: body for name, body in rebuilt.skills.items()}
+    assert len(bodies) == len(rebuilt.skills)
+    assert bodies == {s.name: s.body for s in skills}, "bodies not delivered whole"
+    for part in parts:
+        if part_limit is not None:
+            assert len(part) <= part_limit, "a part exceeds the per-output limit"
+        for frontmatter in fm_free(skills):
+            assert frontmatter not in part, "frontmatter leaked into the briefing"
+    for name, expected in (dirs or {}).items():
+        assert Path(rebuilt.dirs[name]).resolve() == Path(expected).resolve()
+    return rebuilt

@@ -9,28 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CLAUDE_OUTPUT_LIMIT, agent_md as unit_agent_md
 from fakes import FakeAnthropic, block_text, briefing_parts
-from framing import rebuild
-from kit import (BRIEFED, UNBRIEFED, Skill, claude_main_only, claude_spawner, fm_free, helper_marketplace,
-                 tool_results)
+from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_main_only, claude_spawner,
+                 helper_marketplace, markers_of, ok, tool_results)
 from runners import REPO, Claude, tracked_copy
 
 pytestmark = pytest.mark.e2e
 
-CLAUDE_OUTPUT_LIMIT = 10000  # characters per hook output before Claude Code persists it
 
 
-def agent_md(name, skills=None, native=None, body="You are an e2e test agent. Do the task and report.\n"):
-    lines = ["---", "name: %s" % name, "description: e2e agent %s" % name]
-    if native is not None:
-        lines.append("skills:")
-        lines.extend("  - %s" % s for s in native)
-    if skills is not None:
-        lines.append("briefing:")
-        lines.append("  skills:")
-        lines.extend("    - %s" % s for s in skills)
-    lines.append("---")
-    return "\n".join(lines) + "\n" + body
+def agent_md(name, skills=None, native=None):
+    """The unit tests' agent file, with a body fit for an e2e run."""
+    return unit_agent_md(name, skills, native, body="You are an e2e test agent. Do the task and report.\n")
 
 
 def project_skills(skills):
@@ -56,9 +47,6 @@ def machine(clis, tmp_path):
         assert not server.other, "requests other than POST /v1/messages: %r" % server.other
 
 
-def ok(result):
-    assert result.rc == 0 and not result.timed_out, result
-    return result
 
 
 def subagent_parts(request):
@@ -66,26 +54,8 @@ def subagent_parts(request):
     return briefing_parts(request.hook_context("SubagentStart"))
 
 
-def assert_briefing(parts, agent, skills, project=None):
-    rebuilt = rebuild(parts)
-    assert not rebuilt.aborted, parts
-    assert rebuilt.agent == agent
-    # A plugin skill may be labelled "plugin:skill"; compare by the bare skill name.
-    bodies = {name.split(":")[-1]: body for name, body in rebuilt.skills.items()}
-    assert len(bodies) == len(rebuilt.skills)
-    assert bodies == {s.name: s.body for s in skills}, "bodies not delivered whole"
-    for part in parts:
-        assert len(part) <= CLAUDE_OUTPUT_LIMIT, "a part exceeds Claude Code's per-output limit"
-        for frontmatter in fm_free(skills):
-            assert frontmatter not in part, "frontmatter leaked into the briefing"
-    if project is not None:
-        for s in skills:
-            assert Path(rebuilt.dirs[s.name]).resolve() == (project / ".claude" / "skills" / s.name).resolve()
-    return rebuilt
 
 
-def markers_of(skills):
-    return [m for s in skills for m in s.markers]
 
 
 def final_report(server):
@@ -112,7 +82,8 @@ def test_brief_delivers_every_declared_body_whole(machine):
 
     subs = server.subagent_requests()
     assert subs, "no subagent request: the spawn did not happen"
-    assert_briefing(subagent_parts(subs[0]), "reviewer", [alpha, beta], claude.project)
+    assert_briefing(subagent_parts(subs[0]), "reviewer", [alpha, beta], part_limit=CLAUDE_OUTPUT_LIMIT,
+                    dirs={s.name: claude.project / ".claude" / "skills" / s.name for s in (alpha, beta)})
     for request in server.main_requests():  # the bodies reach the subagent only
         assert not any(m in request.all_text for m in markers)
     assert BRIEFED in final_report(server)
@@ -209,7 +180,7 @@ def test_large_briefing_arrives_whole(machine):
         assert bad not in first.all_text, bad
     parts = subagent_parts(first)
     assert len(parts) >= 4, "36 kB must be split across several handlers"
-    assert_briefing(parts, "archivist", skills)
+    assert_briefing(parts, "archivist", skills, part_limit=CLAUDE_OUTPUT_LIMIT)
     assert BRIEFED in final_report(server)
 
 
@@ -235,7 +206,7 @@ def test_nested_agent_and_namespaced_plugin_skill(machine, tmp_path):
 
     subs = server.subagent_requests()
     assert subs, "the nested agent was not spawned"
-    rebuilt = assert_briefing(subagent_parts(subs[0]), "deep-reviewer", [alpha, tool])
+    rebuilt = assert_briefing(subagent_parts(subs[0]), "deep-reviewer", [alpha, tool], part_limit=CLAUDE_OUTPUT_LIMIT)
     installed = json.loads((claude.home / ".claude" / "plugins" / "installed_plugins.json").read_text())
     install_path = Path(installed["plugins"]["helper@helper-mkt"][0]["installPath"])
     tool_dir = [d for n, d in rebuilt.dirs.items() if n.endswith("tool-skill")][0]
@@ -259,7 +230,7 @@ def test_native_and_briefing_skill_arrives_once(machine):
     first = subs[0]
     for m in markers_of([alpha, beta]):
         assert first.all_text.count(m) == 1, "%s arrived %d times" % (m, first.all_text.count(m))
-    rebuilt = assert_briefing(subagent_parts(first), "mixed", [beta])
+    rebuilt = assert_briefing(subagent_parts(first), "mixed", [beta], part_limit=CLAUDE_OUTPUT_LIMIT)
     assert set(rebuilt.skills) == {"beta"}, "the natively preloaded skill was injected again"
     assert BRIEFED in final_report(claude.server)
 
@@ -295,7 +266,7 @@ def test_agent_session_is_briefed_and_control_is_not(machine, tmp_path):
     context = first.hook_context("SessionStart")
     assert context, "no SessionStart additional context in the main agent's first request"
     parts = briefing_parts(context)
-    rebuilt = assert_briefing(parts, "solo", [alpha, beta])
+    rebuilt = assert_briefing(parts, "solo", [alpha, beta], part_limit=CLAUDE_OUTPUT_LIMIT)
     assert sorted(rebuilt.skills) == ["alpha", "beta"]
     for m in markers:
         assert first.all_text.count(m) == 1, "%s arrived %d times" % (m, first.all_text.count(m))

@@ -13,7 +13,8 @@ import pytest
 
 from fakes import FakeOpenAI
 from framing import rebuild
-from kit import BRIEFED, UNBRIEFED, Skill, codex_outputs, codex_spawner, fm_free, helper_marketplace
+from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, codex_outputs, codex_spawner,
+                 helper_marketplace, markers_of, ok)
 from runners import REPO, Codex, copy_plugin
 
 pytestmark = pytest.mark.e2e
@@ -28,8 +29,6 @@ def role_toml(name, skills=None, instructions="You are an e2e test role. Do the 
     return "\n".join(lines) + "\n"
 
 
-def markers_of(skills):
-    return [m for s in skills for m in s.markers]
 
 
 @pytest.fixture(scope="session")
@@ -60,24 +59,8 @@ def machine(clis, tmp_path, plugin_source):
         assert all(o.method == "CONNECT" for o in server.other), server.other
 
 
-def ok(result):
-    assert result.rc == 0 and not result.timed_out, result
-    return result
 
 
-def assert_briefing(parts, agent, skills, dirs=None):
-    rebuilt = rebuild(parts)
-    assert not rebuilt.aborted, parts
-    assert rebuilt.agent == agent
-    bodies = {name.split(":")[-1]: body for name, body in rebuilt.skills.items()}
-    assert len(bodies) == len(rebuilt.skills)
-    assert bodies == {s.name: s.body for s in skills}, "bodies not delivered whole"
-    for part in parts:
-        for frontmatter in fm_free(skills):
-            assert frontmatter not in part, "frontmatter leaked into the briefing"
-    for name, expected in (dirs or {}).items():
-        assert Path(rebuilt.dirs[name]).resolve() == Path(expected).resolve()
-    return rebuilt
 
 
 def child_requests(server):
