@@ -17,7 +17,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "briefing-preload"
-NOTICE = REPO / "hooks" / "briefing-marketplace-notice"
 DOCTOR_LINK = REPO / "bin" / "briefing-doctor"
 HOOK_PYTHON = os.environ.get("BRIEFING_TEST_PYTHON") or sys.executable
 PARTS = len(json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SubagentStart"][0]["hooks"])

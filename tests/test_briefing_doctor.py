@@ -473,7 +473,7 @@ CODEX_INSTALLED = '[plugins."briefing@briefing"]\nenabled = true\n'
 CODEX_TRUSTED = CODEX_INSTALLED + "".join(
     '\n[hooks.state."briefing@briefing:hooks/hooks.json:%s:0:%d"]\n'
     'trusted_hash = "sha256:%s"\ntrusted_content_hash = "sha256:%s"\n' % (event, j, "a" * 64, "b" * 64)
-    for event, count in (("session_start", PARTS + 1), ("pre_tool_use", 1), ("subagent_start", PARTS))
+    for event, count in (("session_start", PARTS), ("pre_tool_use", 1), ("subagent_start", PARTS))
     for j in range(count))
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (CLAUDE_OUTPUT_LIMIT, DIR, HOOK, HOOK_PYTHON, NOTICE, PARTS, REPO, Fifo,
+from conftest import (CLAUDE_OUTPUT_LIMIT, DIR, HOOK, HOOK_PYTHON, PARTS, REPO, Fifo,
                       Symlink, agent_md, load_hook, role_toml, skill_md)
 from framing import ABORT_OPEN, SKILL_OPEN, rebuild
 
@@ -1345,57 +1345,3 @@ def test_hook_and_doctor_write_nothing(sandbox):
     after = snapshot(*watched)
     # hooks/ is watched too: the shipped bytecode in hooks/__pycache__ is read, never rewritten.
     assert diff(before, after) == [], "the hook changed the file system"
-
-
-# The marketplace notice may write exactly one state file, under the user's
-# Claude Code directory, and nothing else anywhere.
-
-def _notice_envs(sb):
-    installed = sb.home / ".claude" / "plugins" / "cache" / "briefing" / "briefing" / "0.6.0"
-    return {
-        "no-root": {"CLAUDE_PLUGIN_ROOT": None},
-        "checkout": {"CLAUDE_PLUGIN_ROOT": str(REPO)},
-        "own-marketplace": {"CLAUDE_PLUGIN_ROOT": str(installed)},
-        "other-marketplace": {"CLAUDE_PLUGIN_ROOT": str(sb.home / ".claude" / "plugins" / "cache"
-                                                        / "elsewhere" / "briefing" / "0.6.0")},
-    }
-
-
-def test_marketplace_notice_writes_only_its_state_file(sandbox):
-    sb = sandbox({"tmp/.keep": ""})
-    envs = _notice_envs(sb)
-    env_base = {"TMPDIR": str(sb.root / "tmp")}
-    watched = [sb.root, REPO / "hooks", REPO / "bin"]
-    changed, shown = set(), []
-    for _round in range(2):
-        for name, env in sorted(envs.items()):
-            before = snapshot(*watched)
-            for source in ("startup", "resume", "compact"):
-                result = sb.run(sb.payload("SessionStart", "claude", source=source), program=NOTICE,
-                                env=dict(env_base, **env), check=False)
-                assert result.rc == 0 and result.err == "", result
-                if result.out.strip():
-                    shown.append((_round, name, source))
-            after = snapshot(*watched)
-            changed.update(p for p in diff(before, after)
-                           if not (os.path.isdir(p) and p in before))  # parent dir mtimes
-    # the case that must speak did, once -- so the state file was really written
-    assert shown == [(0, "own-marketplace", "startup")], shown
-    files = sorted(p for p in changed if not os.path.isdir(p))
-    assert len(files) == 1, "the notice wrote more than its one state file: %r" % files
-    for path in changed:
-        assert path.startswith(str(sb.home / ".claude") + os.sep) or path == str(sb.home / ".claude"), \
-            "the notice wrote outside ~/.claude: %r" % path
-
-
-def test_marketplace_notice_survives_hostile_input(sandbox):
-    sb = sandbox({"home/.claude": DIR})
-    for stdin in list(RAW_STDIN.values())[:12]:
-        result = sb.run(stdin=stdin, program=NOTICE, check=False, timeout=HANG_TIMEOUT)
-        assert result.rc == 0 and result.err == "", result
-    # an unwritable state location (a file where its directory should be)
-    (sb.home / ".claude").rmdir()
-    (sb.home / ".claude").write_text("not a directory")
-    result = sb.run(sb.payload("SessionStart", "claude", source="startup"), program=NOTICE, check=False,
-                    env={"CLAUDE_PLUGIN_ROOT": str(sb.home / ".claude" / "plugins" / "x")})
-    assert result.rc == 0 and result.err == "", result
