@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -282,12 +283,63 @@ class Codex:
         info = json.loads(installed.stdout[installed.stdout.index("{"):])
         return Path(info["installedPath"])
 
-    def edit_hooks(self, plugin_root, edit):
-        """Change the installed copy's hooks/hooks.json: ``edit(data)`` mutates the parsed JSON."""
-        path = Path(plugin_root) / "hooks" / "hooks.json"
+    @staticmethod
+    def hooks_file(plugin_root):
+        """The hooks file Codex reads for an installed copy: the one its manifest names, else hooks/hooks.json."""
+        manifest = json.loads((Path(plugin_root) / ".codex-plugin" / "plugin.json").read_text(encoding="utf-8"))
+        return Path(plugin_root) / (manifest.get("hooks") or "hooks/hooks.json")
+
+    def edit_hooks(self, plugin_root, edit, path=None):
+        """Change the installed copy's hooks file Codex reads: ``edit(data)`` mutates the parsed JSON."""
+        path = Path(path or self.hooks_file(plugin_root))
         data = json.loads(path.read_text(encoding="utf-8"))
         edit(data)
         path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+    def log_hook_starts(self, plugin_root, log):
+        """Make every handler in every hooks file of the installed copy log ``<file> <event>`` to ``log``
+        as it starts: one line per process Codex starts, whichever file it read it from."""
+        for path in sorted((Path(plugin_root) / "hooks").glob("*.json")):
+            def edit(data, name=path.name):
+                for event, groups in data.get("hooks", {}).items():
+                    for group in groups:
+                        for handler in group["hooks"]:
+                            handler["command"] = "echo '%s %s' >> '%s'; %s" % (
+                                name, event, log, handler["command"])
+            self.edit_hooks(plugin_root, edit, path)
+        return Path(log)
+
+    def hooks_list(self, timeout=60):
+        """Codex's own view of the hooks (``codex app-server``, method ``hooks/list``): the parsed result."""
+        requests = [
+            {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "e2e", "version": "1"}}},
+            {"method": "initialized"},
+            {"id": 2, "method": "hooks/list", "params": {}},
+        ]
+        proc = subprocess.Popen([self.binary, "app-server"], cwd=str(self.project), env=self.env(),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        killer = threading.Timer(timeout, _kill_group, [proc.pid])  # a blocked read ends with the group
+        killer.start()
+        try:
+            for request in requests:
+                proc.stdin.write((json.dumps(request) + "\n").encode())
+                proc.stdin.flush()
+            while True:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if message.get("id") == 2:
+                    return message.get("result")
+            raise AssertionError("codex app-server gave no hooks/list answer")
+        finally:
+            killer.cancel()
+            _kill_group(proc.pid)
+            proc.wait()
 
     def tee_hook_output(self, plugin_root, event, logdir):
         """Make every ``event`` handler of the installed copy also write its stdout to ``logdir``.
@@ -306,10 +358,11 @@ class Codex:
         self.edit_hooks(plugin_root, edit)
         return logdir
 
-    def run(self, prompt, *args, timeout=90, cwd=None):
+    def run(self, prompt, *args, timeout=90, cwd=None, bypass_hook_trust=True):
         cwd = Path(cwd or self.project)
         trust = 'projects={%s={trust_level="trusted"}}' % json.dumps(str(self.project))
-        argv = [self.binary, "exec", "--dangerously-bypass-hook-trust", "-c", trust] + list(args) + [prompt]
+        bypass = ["--dangerously-bypass-hook-trust"] if bypass_hook_trust else []
+        argv = [self.binary, "exec"] + bypass + ["-c", trust] + list(args) + [prompt]
         return run_process(argv, self.env(), cwd, timeout)
 
 

@@ -277,3 +277,39 @@ def test_agent_session_is_briefed_and_control_is_not(machine, tmp_path):
     control = [r for r in server.log[before:] if r.has_tools and not r.is_subagent][0]
     assert not any(m in control.all_text for m in markers)
     assert not briefing_parts(control.hook_context("SessionStart") or "")
+
+
+# ---------------------------------------------------------------------------
+# Issue 15: Claude Code reads hooks/hooks.json only, never the Codex file
+# ---------------------------------------------------------------------------
+
+def test_claude_code_never_runs_the_codex_hooks_file(machine, tmp_path):
+    """Every handler of every hooks file in a copy of the plugin logs its start: under Claude Code
+    only hooks/hooks.json runs (its parts), hooks/hooks.codex.json never does."""
+    plugin = tracked_copy(REPO, tmp_path / "checkout")
+    log = tmp_path / "hook-starts.log"
+    names = sorted(p.name for p in (plugin / "hooks").glob("*.json"))
+    assert names == ["hooks.codex.json", "hooks.json"], names
+    for path in (plugin / "hooks").glob("*.json"):
+        data = json.loads(path.read_text())
+        for event, groups in data["hooks"].items():
+            for group in groups:
+                for handler in group["hooks"]:
+                    handler["command"] = "echo '%s %s' >> '%s'; %s" % (path.name, event, log, handler["command"])
+        path.write_text(json.dumps(data, indent=2))
+    parts = len(json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SubagentStart"][0]["hooks"])
+    alpha = Skill("alpha")
+    claude = machine(claude_spawner(["reviewer"], markers_of([alpha])))
+    claude.write(project_skills([alpha]))
+    claude.write({"project/.claude/agents/reviewer.md": agent_md("reviewer", ["alpha"])})
+
+    ok(claude.run("Review the change.", plugin_dirs=(plugin,)))
+    counts = {}
+    for line in log.read_text().splitlines():
+        counts[line] = counts.get(line, 0) + 1
+    assert counts == {"hooks.json SessionStart": parts, "hooks.json PreToolUse": 1,
+                      "hooks.json SubagentStart": parts}, counts
+    subs = claude.server.subagent_requests()
+    assert subs, "the subagent never ran"
+    assert_briefing(subagent_parts(subs[0]), "reviewer", [alpha], part_limit=CLAUDE_OUTPUT_LIMIT)
+    assert BRIEFED in final_report(claude.server)

@@ -7,6 +7,7 @@ gets a fresh HOME, CODEX_HOME and git project, runs ``codex exec`` once and
 asserts on the logged model requests.
 """
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from fakes import FakeOpenAI
 from framing import rebuild
 from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, codex_outputs, codex_spawner,
                  helper_marketplace, markers_of, ok)
-from runners import REPO, Codex, copy_plugin
+from runners import REPO, Codex, copy_plugin, run_process
 
 pytestmark = pytest.mark.e2e
 
@@ -258,3 +259,94 @@ def test_codex_session_cannot_start_as_a_role(machine):
     first = codex.server.main_requests()[0]
     assert first.contains("PROFILE-INSTRUCTIONS-SOLO") and not first.contains("ROLE-INSTRUCTIONS-SOLO")
     assert not first.briefing_parts() and not any(m in first.all_text for m in alpha.markers)
+
+
+# ---------------------------------------------------------------------------
+# Issue 15: Codex reads hooks/hooks.codex.json, one process per event
+# ---------------------------------------------------------------------------
+
+def hook_starts(log):
+    """{(file, event): processes started}, from the lines ``log_hook_starts`` writes."""
+    counts = {}
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        key = tuple(line.split())
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_spawn_runs_one_process_per_event_from_the_codex_file(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    codex = machine(codex_spawner(["reviewer"], markers_of([alpha, beta])))
+    codex.write(project_files({".codex/skills": [alpha], ".agents/skills": [beta]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha", "beta"])})
+    assert codex.hooks_file(codex.plugin_root).name == "hooks.codex.json"
+    log = codex.log_hook_starts(codex.plugin_root, codex.root / "hook-starts.log")
+
+    ok(codex.run("Review the change."))
+    # Every hooks file of the installed copy logs its starts: only the Codex file's ran, once per event.
+    assert hook_starts(log) == {("hooks.codex.json", "SessionStart"): 1,
+                                ("hooks.codex.json", "PreToolUse"): 1,
+                                ("hooks.codex.json", "SubagentStart"): 1}, hook_starts(log)
+    first = child_requests(codex.server)[0]
+    assert_briefing(first.briefing_parts(), "reviewer", [alpha, beta])
+    assert len(first.briefing_parts()) == 1
+    assert any(BRIEFED in r for r in wait_reports(codex.server)), wait_reports(codex.server)
+
+
+def test_installed_copy_with_the_old_single_file_still_briefs_once(machine):
+    """A copy installed before hooks.codex.json: its manifest names hooks/hooks.json (8 parts)."""
+    alpha = Skill("alpha", size=12000)
+    codex = machine(codex_spawner(["reviewer"], markers_of([alpha])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha"])})
+    manifest = codex.plugin_root / ".codex-plugin" / "plugin.json"
+    data = json.loads(manifest.read_text())
+    data["hooks"] = "./hooks/hooks.json"
+    manifest.write_text(json.dumps(data))
+    (codex.plugin_root / "hooks" / "hooks.codex.json").unlink()
+    log = codex.log_hook_starts(codex.plugin_root, codex.root / "hook-starts.log")
+
+    ok(codex.run("Review the change."))
+    assert hook_starts(log) == {("hooks.json", "SessionStart"): conftest_parts(),
+                                ("hooks.json", "PreToolUse"): 1,
+                                ("hooks.json", "SubagentStart"): conftest_parts()}, hook_starts(log)
+    first = child_requests(codex.server)[0]
+    assert len(first.briefing_parts()) == 1, "parts 2..8 must print nothing under Codex"
+    assert_briefing(first.briefing_parts(), "reviewer", [alpha])
+    assert any(BRIEFED in r for r in wait_reports(codex.server))
+
+
+def conftest_parts():
+    return len(json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SubagentStart"][0]["hooks"])
+
+
+def test_persisted_trust_names_the_codex_file_and_the_doctor_agrees(machine):
+    """Codex's trust keys name hooks/hooks.codex.json; trusted that way, briefing runs without
+    --dangerously-bypass-hook-trust, and the installed copy's doctor reports the hooks trusted."""
+    alpha = Skill("alpha")
+    codex = machine(codex_spawner(["reviewer"], markers_of([alpha])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha"])})
+    doctor = [sys.executable, str(codex.plugin_root / "hooks" / "briefing-preload"), "doctor", "--json",
+              "--harness", "codex"]
+
+    def trust_check():
+        proc = run_process(doctor, codex.env(), codex.project, 60)
+        return [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "codex-hook-trust"][0]
+
+    assert trust_check()["status"] == "WARN"
+    hooks = [h for entry in codex.hooks_list()["data"] for h in entry["hooks"] if h["source"] == "plugin"]
+    assert sorted(h["key"] for h in hooks) == [
+        "briefing@briefing:hooks/hooks.codex.json:%s:0:0" % e
+        for e in ("pre_tool_use", "session_start", "subagent_start")], [h["key"] for h in hooks]
+    config = codex.codex_home / "config.toml"
+    with config.open("a", encoding="utf-8") as f:
+        for h in hooks:
+            handler, content = h["currentHash"].split("/")
+            f.write('\n[hooks.state."%s"]\ntrusted_hash = "%s"\ntrusted_content_hash = "%s"\n'
+                    % (h["key"], handler, content))
+    assert {h["trustStatus"] for entry in codex.hooks_list()["data"] for h in entry["hooks"]} == {"trusted"}
+    assert trust_check()["status"] == "ok"
+
+    ok(codex.run("Review the change.", bypass_hook_trust=False))
+    assert_briefing(child_requests(codex.server)[0].briefing_parts(), "reviewer", [alpha])
