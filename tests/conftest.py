@@ -1,16 +1,31 @@
 """Shared fixtures: one sandbox that builds HOME and a project from a dict,
-and one subprocess helper that runs the hook with a clean environment.
+and one runner that runs the hook as a harness would.
 
-The hook always runs as a separate process, exactly as a harness starts it.
-``BRIEFING_TEST_PYTHON`` picks the interpreter for the hook (the suite is
-run with the oldest and the newest one); pytest itself may run on another.
+Most runs are in-process: the hook's own ``main()``, executed from a fresh
+module namespace each time, with stdin, stdout, stderr, argv, the environment
+and the working directory swapped for the run. That is the code path of a
+harness's subprocess (argument parsing, stdin decoding, dispatch, the
+catch-all) at a small fraction of the cost. What only a process can show goes
+through a real one: a test that names an interpreter (``python=``) or another
+program, the launcher and bytecode tests, the commands exactly as hooks.json
+registers them. ``BRIEFING_TEST_SUBPROCESS=1`` sends every run through a
+process (the slow, literal mode).
+
+The hook runs on the interpreter that runs pytest: ``scripts/test`` runs the
+suite once per interpreter (oldest, 3.10 for the tomllib fallback, newest).
+``BRIEFING_TEST_PYTHON`` picks the interpreter of the subprocess runs.
 """
+import builtins
 import importlib.machinery
 import importlib.util
+import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -19,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "briefing-preload"
 DOCTOR_LINK = REPO / "bin" / "briefing-doctor"
 HOOK_PYTHON = os.environ.get("BRIEFING_TEST_PYTHON") or sys.executable
+ALWAYS_SUBPROCESS = os.environ.get("BRIEFING_TEST_SUBPROCESS") == "1"
 PARTS = len(json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SubagentStart"][0]["hooks"])
 # Claude Code cuts any single hook output over this many characters to a preview.
 CLAUDE_OUTPUT_LIMIT = 10000
@@ -102,10 +118,10 @@ def skills_files(bodies, where="project/.claude/skills/%s/SKILL.md"):
 
 
 class Result:
-    def __init__(self, proc, argv):
-        self.rc = proc.returncode
-        self.out = proc.stdout
-        self.err = proc.stderr
+    def __init__(self, rc, out, err, argv):
+        self.rc = rc
+        self.out = out
+        self.err = err
         self.argv = argv
         try:
             self.data = json.loads(self.out) if self.out.strip() else None
@@ -135,6 +151,89 @@ class Result:
     def reason(self):
         hso = (self.data or {}).get("hookSpecificOutput") or {}
         return hso.get("permissionDecisionReason")
+
+
+_HOOK_CODE = {}
+_IN_PROCESS = threading.Lock()  # os.environ, the cwd and sys.std* belong to the whole process
+
+
+class HookTimeout(BaseException):
+    """A run took longer than its timeout; BaseException, so the hook's catch-all cannot swallow it."""
+
+
+def hook_code():
+    """The hook compiled once per test session; each run executes it in a fresh namespace."""
+    source = HOOK.read_bytes()
+    if source not in _HOOK_CODE:
+        _HOOK_CODE.clear()
+        _HOOK_CODE[source] = compile(source, str(HOOK), "exec", dont_inherit=True)
+    return _HOOK_CODE[source]
+
+
+def run_in_process(program, args, stdin, env, cwd, timeout):
+    """Run the hook's ``main()`` here, as ``python3 PROGRAM ARGS`` would with this stdin, env and cwd.
+
+    A fresh module namespace per run, so no state survives between runs. An
+    exception that escapes ``main()`` is reported as a process would report it:
+    rc 1 and a traceback on stderr. ``PYTHONPATH`` in ``env`` is honoured for
+    imports made during the run (the tomllib shim of the Codex tests).
+    """
+    code = hook_code()
+    out, err = io.BytesIO(), io.BytesIO()
+    with _IN_PROCESS:
+        saved = (dict(os.environ), os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr,
+                 list(sys.path), sys.modules.pop("tomllib", None))
+        timer = threading.current_thread() is threading.main_thread() and timeout
+        old_handler = None
+        try:
+            os.environ.clear()
+            os.environ.update(env)
+            os.chdir(cwd)
+            extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+            sys.path[:0] = extra
+            sys.argv = [str(program)] + list(args)
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+            sys.stdout = io.TextIOWrapper(out, encoding="utf-8", newline="\n", write_through=True)
+            sys.stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
+                                          newline="\n", write_through=True)
+            if timer:
+                def expire(signum, frame):
+                    raise HookTimeout("no answer within %s s" % timeout)
+                old_handler = signal.signal(signal.SIGALRM, expire)
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            namespace = {"__name__": "briefing_preload", "__file__": str(program),
+                         "__builtins__": builtins}
+            try:
+                exec(code, namespace)
+                rc = namespace["main"](list(args))
+            except SystemExit as exc:
+                rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except HookTimeout:
+                raise subprocess.TimeoutExpired(["in-process", str(program)] + list(args), timeout)
+            except BaseException:
+                sys.stderr.write(traceback.format_exc())
+                rc = 1
+            rc = 0 if rc is None else rc
+        finally:
+            if timer:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old_handler or signal.SIG_DFL)
+            for stream in (sys.stdin, sys.stdout, sys.stderr):
+                try:  # detach, so that dropping the wrapper does not close the buffer under it
+                    stream.flush()
+                    stream.detach()
+                except Exception:
+                    pass
+            environ, old_cwd, sys.argv, sys.stdin, sys.stdout, sys.stderr, path, tomllib = saved
+            os.environ.clear()
+            os.environ.update(environ)
+            os.chdir(old_cwd)
+            sys.path[:] = path
+            sys.modules.pop("tomllib", None)
+            if tomllib is not None:
+                sys.modules["tomllib"] = tomllib
+    return Result(rc, out.getvalue().decode("utf-8", "replace"),
+                  err.getvalue().decode("utf-8", "replace"), ["in-process", str(program)] + list(args))
 
 
 class Sandbox:
@@ -222,17 +321,19 @@ class Sandbox:
             python=None, program=None, timeout=30):
         """Run the hook (or ``program``) as a harness would; ``check`` asserts the hook contract."""
         program = program or HOOK
-        argv = [python or HOOK_PYTHON, str(program)] + [str(a) for a in args]
         if stdin is None:
             stdin = json.dumps(payload) if payload is not None else ""
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
-        proc = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=self.env(**(env or {})), cwd=str(cwd or self.project),
-                              timeout=timeout)
-        proc.stdout = proc.stdout.decode("utf-8", "replace")
-        proc.stderr = proc.stderr.decode("utf-8", "replace")
-        result = Result(proc, argv)
+        run_env, run_cwd = self.env(**(env or {})), str(cwd or self.project)
+        if python is None and program in (HOOK, DOCTOR_LINK) and not ALWAYS_SUBPROCESS:
+            result = run_in_process(program, [str(a) for a in args], stdin, run_env, run_cwd, timeout)
+        else:
+            argv = [python or HOOK_PYTHON, str(program)] + [str(a) for a in args]
+            proc = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=run_env, cwd=run_cwd, timeout=timeout)
+            result = Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                            proc.stderr.decode("utf-8", "replace"), argv)
         if check:
             assert result.rc == 0, result
             assert "Traceback" not in result.err, result

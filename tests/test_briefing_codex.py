@@ -236,14 +236,14 @@ def harness_payload(sb, agent, transcript, turn_id):
 
 
 @pytest.mark.parametrize("transcript, turn_id, agent, expected", [
-    # transcript_path decides first
+    # turn_id, which only Codex sends, decides first; then transcript_path
     ("codex", True, "twin", "cx"),
     ("codex", False, "twin", "cx"),
     ("claude", False, "twin", "cc"),
-    ("claude", True, "twin", "cc"),  # transcript beats turn_id
+    ("claude", True, "twin", "cx"),  # turn_id beats a transcript path: it cannot be inherited
     ("codex-home", False, "twin", "cx"),
     ("dot-codex-elsewhere", False, "twin", "cx"),
-    # then turn_id
+    # turn_id alone
     ("other", True, "twin", "cx"),
     ("empty", True, "twin", "cx"),
     ("null", True, "twin", "cx"),
