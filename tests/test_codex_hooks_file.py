@@ -80,7 +80,8 @@ def test_codex_file_has_one_handler_per_event_without_part(event):
     (_, guard), = handlers(load(CLAUDE_FILE), "PreToolUse")
     assert h["command"] == guard["command"]
     if event == "PreToolUse":
-        assert matcher == "spawn_agent"
+        # Codex matches the whole tool name: V1 spawn_agent and V2 collaborationspawn_agent.
+        assert matcher == "spawn_agent|collaborationspawn_agent"
         assert "additionalContextLimit" not in h
     else:
         assert matcher in (None, "", "*")
@@ -201,6 +202,14 @@ def _guard_bad_regex(hooks):
     hooks["PreToolUse"][0]["matcher"] = "spawn_agent("
 
 
+def _guard_v1_only(hooks):
+    hooks["PreToolUse"][0]["matcher"] = "spawn_agent"
+
+
+def _guard_on_agent_alias(hooks):
+    hooks["PreToolUse"][0]["matcher"] = "Agent"
+
+
 @pytest.mark.parametrize("mutate, word", [
     (_second_subagent_start, "SubagentStart"),
     (_with_part, "--part"),
@@ -209,7 +218,10 @@ def _guard_bad_regex(hooks):
     (_no_guard, "PreToolUse"),
     (_guard_on_bash, "spawn_agent"),
     (_guard_bad_regex, "spawn_agent"),
-], ids=["two-handlers", "part", "limit-2500", "session-limit-absent", "no-guard", "guard-on-bash", "bad-regex"])
+    (_guard_v1_only, "collaborationspawn_agent"),
+    (_guard_on_agent_alias, "collaborationspawn_agent"),
+], ids=["two-handlers", "part", "limit-2500", "session-limit-absent", "no-guard", "guard-on-bash", "bad-regex",
+        "guard-v1-only", "guard-agent-alias"])
 def test_broken_codex_file_fails_the_doctor(sandbox, mutate, word):
     sb = project(sandbox)
     result, data, check = codex_check(sb, plugin_copy(sb, mutate))

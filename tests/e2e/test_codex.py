@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeOpenAI
+from fakes import FakeOpenAI, call
 from framing import rebuild
 from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, codex_outputs, codex_spawner,
                  helper_marketplace, markers_of, ok)
@@ -350,3 +350,33 @@ def test_persisted_trust_names_the_codex_file_and_the_doctor_agrees(machine):
 
     ok(codex.run("Review the change.", bypass_hook_trust=False))
     assert_briefing(child_requests(codex.server)[0].briefing_parts(), "reviewer", [alpha])
+
+
+def test_v2_spawn_is_guarded_too(machine):
+    """Multi-agent V2 spawns as ``collaborationspawn_agent``. Codex matches a PreToolUse matcher
+    against the whole tool name (``spawn_agent`` and ``Agent`` do not fire for it), so the Codex
+    file's guard names both tools, and a V2 spawn with a missing skill is denied."""
+    def script(r):
+        if r.is_subagent:
+            return "Report: " + UNBRIEFED
+        outputs = r.outputs()
+        if not outputs:
+            return [call("spawn_agent", {"task_name": "t1", "message": "Review it.", "agent_type": "reviewer"},
+                         namespace="collaboration")]
+        return "All done."
+    codex = machine(script)
+    codex.write(project_files({".codex/skills": [Skill("alpha")]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha", "ghost-skill"])})
+    with (codex.codex_home / "config.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[features]\nmulti_agent_v2 = true\n")
+    log = codex.log_hook_starts(codex.plugin_root, codex.root / "hook-starts.log")
+
+    result = ok(codex.run("Review the change."))
+    assert hook_starts(log).get(("hooks.codex.json", "PreToolUse")) == 1, hook_starts(log)
+    assert ("hooks.codex.json", "SubagentStart") not in hook_starts(log), "the V2 child started"
+    assert codex.server.subagent_requests() == []
+    output, = codex.server.main_requests()[-1].outputs().values()
+    assert output.startswith("Tool call blocked by PreToolUse hook: briefing: agent 'reviewer' "
+                             "references unknown skill(s): ghost-skill"), output
+    assert output.endswith("Tool: collaborationspawn_agent"), output
+    assert "hook: PreToolUse Blocked" in result.stderr
