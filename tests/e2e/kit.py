@@ -79,6 +79,21 @@ def claude_spawner(types, markers):
     return script
 
 
+def claude_sequence(calls, markers):
+    """The main agent makes ``calls`` (tool_use blocks: a Bash cd, spawns...) one per turn, then
+    finishes; every subagent reports whether it sees ``markers``."""
+    def script(r):
+        if not r.has_tools:
+            return "ok"
+        if r.is_subagent:
+            return "Report: " + verdict(r.all_text, markers)
+        done = len(tool_results(r))
+        if done < len(calls):
+            return [calls[done]]
+        return "All done."
+    return script
+
+
 def claude_main_only(markers):
     """For ``--agent`` sessions: the main agent itself reports whether it sees the markers."""
     def script(r):
