@@ -114,14 +114,17 @@ def tool_results(request):
 # Codex: spawn_agent, wait_agent on it, next spawn..., then finish.
 # --------------------------------------------------------------------------
 
-def codex_spawner(roles, markers, max_waits=6):
-    """Spawn each role in turn; wait on it (again, if the wait timed out) before the next."""
+def codex_spawner(roles, markers, max_waits=6, prelude=()):
+    """Make the ``prelude`` calls (e.g. a shell ``cd``) first; then spawn each role in turn and wait
+    on it (again, if the wait timed out) before the next."""
     def script(r):
         if r.is_subagent:
             return "Report: " + verdict(r.all_text, markers)
         calls = r.calls()
         outputs = r.outputs()
         spawned = sum(1 for c in calls if c.get("name") == "spawn_agent")
+        if not spawned and len(calls) < len(prelude):
+            return [prelude[len(calls)]]
         if calls:
             last = calls[-1]
             out = outputs.get(last["call_id"]) or ""
