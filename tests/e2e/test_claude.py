@@ -325,3 +325,26 @@ def test_after_a_cd_the_spawn_is_briefed_and_a_missing_skill_refused(machine, wh
     text = block_text(denial.get("content"))
     assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'broken' references unknown "
                            "skill(s): ghost-skill"), text
+
+
+def test_started_in_a_sub_folder_reads_claude_folders_up_to_the_git_root(machine):
+    """Started in packages/web, Claude Code reads .claude/ there and in every folder above it up to
+    the one holding .git; the nearest wins a name (measured for issue 18). briefing does the same."""
+    near, root_only = Skill("shared"), Skill("root-only")
+    far = Skill("shared")  # the same name, one folder further up: must lose
+    claude = machine(claude_spawner(["uses-both"], markers_of([near, root_only])))
+    claude.write({"project/packages/web/.claude/skills/shared/SKILL.md": near.md(),
+                  "project/.claude/skills/shared/SKILL.md": far.md(),
+                  "project/.claude/skills/root-only/SKILL.md": root_only.md(),
+                  "project/.claude/agents/uses-both.md": agent_md("uses-both", ["shared", "root-only"])})
+
+    ok(claude.run("Work on the web package.", cwd=claude.project / "packages" / "web"))
+    server = claude.server
+
+    subs = server.subagent_requests()
+    assert subs, "the root's agent was not spawned from the sub-folder"
+    assert_briefing(subagent_parts(subs[0]), "uses-both", [near, root_only], part_limit=CLAUDE_OUTPUT_LIMIT,
+                    dirs={"shared": claude.project / "packages" / "web" / ".claude" / "skills" / "shared",
+                          "root-only": claude.project / ".claude" / "skills" / "root-only"})
+    assert not any(m in subs[0].all_text for m in far.markers)
+    assert BRIEFED in final_report(server)
