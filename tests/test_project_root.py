@@ -263,3 +263,28 @@ def test_doctor_ignores_claude_project_dir_that_does_not_hold_the_cwd(sb):
     _, data = doctor_json(sb, "--cwd", str(sb.project), env={"CLAUDE_PROJECT_DIR": str(sb.home)})
     assert data["projects"]["claude"]["folder"] == str(sb.project)
     assert data["projects"]["claude"]["source"] == "cwd"
+
+
+@pytest.mark.parametrize("files,enabled", [
+    ({"project/.claude/settings.json": True}, False),  # the repository's shared settings: not read
+    ({"project/.claude/settings.local.json": True}, True),  # the repository's local settings: read
+    ({"project/packages/web/.claude/settings.local.json": True}, True),  # the project's own
+    ({"project/packages/web/.claude/settings.json": True}, True),
+    ({"project/.claude/settings.local.json": True,
+      "project/packages/web/.claude/settings.local.json": False}, True),  # the repository's local wins
+    ({"project/.claude/settings.local.json": False,
+      "project/packages/web/.claude/settings.local.json": True}, False),
+], ids=["root-shared", "root-local", "project-local", "project-shared", "root-local-wins-on", "root-local-wins-off"])
+def test_settings_of_a_session_started_in_a_sub_folder(sandbox, files, enabled):
+    """Measured on 2.1.328 (claude started in packages/web/src... of a repository, enabledPlugins of a
+    user-scoped plugin switched off in the user settings)."""
+    sb = sandbox({"project/.claude/agents/plugged.md": agent_md("plugged", ["helper:tool"]),
+                  "plugins/helper/.claude-plugin/plugin.json": json.dumps({"name": "helper"}),
+                  "plugins/helper/skills/tool/SKILL.md": skill_md("tool", TOOL),
+                  "home/.claude/settings.json": json.dumps({"enabledPlugins": {"helper@mkt": False}})})
+    sb.write({"home/.claude/plugins/installed_plugins.json": json.dumps({"version": 2, "plugins": {
+        "helper@mkt": [{"scope": "user", "installPath": str(sb.path("plugins/helper")), "version": "1"}]}})})
+    sb.write({path: json.dumps({"enabledPlugins": {"helper@mkt": value}}) for path, value in files.items()})
+    env = {"CLAUDE_PROJECT_DIR": str(sb.project / "packages" / "web")}
+    r = guard(sb, "sub-folder", "plugged", env)
+    assert (r.out == "") is enabled, r
