@@ -288,3 +288,12 @@ def test_settings_of_a_session_started_in_a_sub_folder(sandbox, files, enabled):
     env = {"CLAUDE_PROJECT_DIR": str(sb.project / "packages" / "web")}
     r = guard(sb, "sub-folder", "plugged", env)
     assert (r.out == "") is enabled, r
+
+
+def test_an_install_scoped_to_the_repository_counts_for_a_session_started_below_it(sb):
+    """Measured on 2.1.328: `claude plugin install --scope project` at the root, claude started in
+    packages/web/src with the plugin enabled in that folder's settings: the plugin's skills load."""
+    started = sb.project / SUB
+    assert "helper:tool" in (guard(sb, "sub-folder", "plugged", {"CLAUDE_PROJECT_DIR": str(started)}).reason or "")
+    sb.write({"project/%s/.claude/settings.json" % SUB: json.dumps({"enabledPlugins": {"helper@mkt": True}})})
+    assert guard(sb, "sub-folder", "plugged", {"CLAUDE_PROJECT_DIR": str(started)}).out == ""
