@@ -343,6 +343,11 @@ def spawn(subagent_type, prompt="Do the task and report.", description="e2e suba
                               "prompt": prompt, "run_in_background": False})
 
 
+def bash(command, description="run a command"):
+    """A ``Bash`` tool_use block (a plain ``cd`` needs no approval in the default permission mode)."""
+    return tool_use("Bash", {"command": command, "description": description})
+
+
 class FakeAnthropic(FakeServer):
     """``script(request)`` returns a list of blocks (``text()``/``tool_use()``) or a str."""
 

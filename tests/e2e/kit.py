@@ -79,6 +79,21 @@ def claude_spawner(types, markers):
     return script
 
 
+def claude_sequence(calls, markers):
+    """The main agent makes ``calls`` (tool_use blocks: a Bash cd, spawns...) one per turn, then
+    finishes; every subagent reports whether it sees ``markers``."""
+    def script(r):
+        if not r.has_tools:
+            return "ok"
+        if r.is_subagent:
+            return "Report: " + verdict(r.all_text, markers)
+        done = len(tool_results(r))
+        if done < len(calls):
+            return [calls[done]]
+        return "All done."
+    return script
+
+
 def claude_main_only(markers):
     """For ``--agent`` sessions: the main agent itself reports whether it sees the markers."""
     def script(r):
@@ -99,14 +114,17 @@ def tool_results(request):
 # Codex: spawn_agent, wait_agent on it, next spawn..., then finish.
 # --------------------------------------------------------------------------
 
-def codex_spawner(roles, markers, max_waits=6):
-    """Spawn each role in turn; wait on it (again, if the wait timed out) before the next."""
+def codex_spawner(roles, markers, max_waits=6, prelude=()):
+    """Make the ``prelude`` calls (e.g. a shell ``cd``) first; then spawn each role in turn and wait
+    on it (again, if the wait timed out) before the next."""
     def script(r):
         if r.is_subagent:
             return "Report: " + verdict(r.all_text, markers)
         calls = r.calls()
         outputs = r.outputs()
         spawned = sum(1 for c in calls if c.get("name") == "spawn_agent")
+        if not spawned and len(calls) < len(prelude):
+            return [prelude[len(calls)]]
         if calls:
             last = calls[-1]
             out = outputs.get(last["call_id"]) or ""

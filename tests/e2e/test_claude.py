@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CLAUDE_OUTPUT_LIMIT, agent_md as unit_agent_md
-from fakes import FakeAnthropic, block_text, briefing_parts
-from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_main_only, claude_spawner,
-                 helper_marketplace, markers_of, ok, tool_results)
+from fakes import FakeAnthropic, bash, block_text, briefing_parts, spawn
+from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_main_only, claude_sequence,
+                 claude_spawner, helper_marketplace, markers_of, ok, tool_results)
 from runners import REPO, Claude, tracked_copy
 
 pytestmark = pytest.mark.e2e
@@ -313,3 +313,74 @@ def test_claude_code_never_runs_the_codex_hooks_file(machine, tmp_path):
     assert subs, "the subagent never ran"
     assert_briefing(subagent_parts(subs[0]), "reviewer", [alpha], part_limit=CLAUDE_OUTPUT_LIMIT)
     assert BRIEFED in final_report(claude.server)
+
+
+# ---------------------------------------------------------------------------
+# Issue 18: after the model cds into a sub-folder, the project is still the project
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["after-cd", "project-root"])
+def test_after_a_cd_the_spawn_is_briefed_and_a_missing_skill_refused(machine, where):
+    """A Bash ``cd packages/web/src`` moves the hook payload's cwd, not CLAUDE_PROJECT_DIR
+    (claude-code.md 3.7.1). Briefed and refused, as from the project root (the control)."""
+    alpha = Skill("alpha")
+    calls = [bash("cd packages/web/src", "enter the web package")] if where == "after-cd" else []
+    calls += [spawn("reviewer", prompt="Do the e2e task #1 and report."),
+              spawn("broken", prompt="Do the e2e task #2 and report.")]
+    claude = machine(claude_sequence(calls, alpha.markers))
+    claude.write(project_skills([alpha]))
+    claude.write({"project/.claude/agents/reviewer.md": agent_md("reviewer", ["alpha"]),
+                  "project/.claude/agents/broken.md": agent_md("broken", ["alpha", "ghost-skill"]),
+                  "project/packages/web/src/index.js": "export const x = 1;\n"})
+
+    result = ok(claude.run("Review the web package."))
+    server = claude.server
+    mains = [r for r in server.main_requests() if r.has_tools]
+    results = tool_results(mains[-1])
+    assert len(results) == len(calls), "the scripted calls did not all run"
+
+    if where == "after-cd":
+        assert not results[0].get("is_error"), results[0]
+        # Claude Code took the cd: the session's working directory is the sub-folder from then on.
+        moved = "Primary working directory: %s (was %s)" % (claude.project / "packages/web/src", claude.project)
+        assert moved in mains[-1].all_text, "the cd did not move the session"
+
+    # The declaring agent started briefed: the markers arrived, in its request only.
+    agents = {r.agent_id for r in server.subagent_requests()}
+    assert len(agents) == 1, "exactly one subagent (reviewer) may start: %r" % agents
+    first = server.subagent_requests()[0]
+    assert_briefing(subagent_parts(first), "reviewer", [alpha], part_limit=CLAUDE_OUTPUT_LIMIT,
+                    dirs={"alpha": claude.project / ".claude" / "skills" / "alpha"})
+    assert BRIEFED in block_text(results[-2].get("content"))
+    assert any(h.get("hook_event") == "SubagentStart" and "briefing: reviewer" in h.get("output", "")
+               for h in result.hook_responses())
+
+    # The agent with a missing skill never started: the guard refused it.
+    denial = results[-1]
+    assert denial.get("is_error") is True, denial
+    text = block_text(denial.get("content"))
+    assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'broken' references unknown "
+                           "skill(s): ghost-skill"), text
+
+
+def test_started_in_a_sub_folder_reads_claude_folders_up_to_the_git_root(machine):
+    """Started in packages/web, Claude Code reads .claude/ there and in every folder above it up to
+    the one holding .git; the nearest wins a name (measured for issue 18). briefing does the same."""
+    near, root_only = Skill("shared"), Skill("root-only")
+    far = Skill("shared")  # the same name, one folder further up: must lose
+    claude = machine(claude_spawner(["uses-both"], markers_of([near, root_only])))
+    claude.write({"project/packages/web/.claude/skills/shared/SKILL.md": near.md(),
+                  "project/.claude/skills/shared/SKILL.md": far.md(),
+                  "project/.claude/skills/root-only/SKILL.md": root_only.md(),
+                  "project/.claude/agents/uses-both.md": agent_md("uses-both", ["shared", "root-only"])})
+
+    ok(claude.run("Work on the web package.", cwd=claude.project / "packages" / "web"))
+    server = claude.server
+
+    subs = server.subagent_requests()
+    assert subs, "the root's agent was not spawned from the sub-folder"
+    assert_briefing(subagent_parts(subs[0]), "uses-both", [near, root_only], part_limit=CLAUDE_OUTPUT_LIMIT,
+                    dirs={"shared": claude.project / "packages" / "web" / ".claude" / "skills" / "shared",
+                          "root-only": claude.project / ".claude" / "skills" / "root-only"})
+    assert not any(m in subs[0].all_text for m in far.markers)
+    assert BRIEFED in final_report(server)

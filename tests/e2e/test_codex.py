@@ -380,3 +380,32 @@ def test_v2_spawn_is_guarded_too(machine):
                              "references unknown skill(s): ghost-skill"), output
     assert output.endswith("Tool: collaborationspawn_agent"), output
     assert "hook: PreToolUse Blocked" in result.stderr
+
+
+# ---------------------------------------------------------------------------
+# Issue 18: a shell cd does not move Codex's session cwd (measured), so nothing changes
+# ---------------------------------------------------------------------------
+
+def test_after_a_shell_cd_the_spawn_is_briefed_and_a_missing_skill_refused(machine):
+    alpha = Skill("alpha")
+    cd = call("exec_command", {"cmd": "cd packages/web/src && pwd"}, namespace=None)
+    codex = machine(codex_spawner(["reviewer", "broken"], markers_of([alpha]), prelude=[cd]))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["alpha"]),
+                 "project/.codex/agents/broken.toml": role_toml("broken", ["alpha", "ghost-skill"]),
+                 "project/packages/web/src/index.js": "export const x = 1;\n"})
+
+    ok(codex.run("Review the web package."))
+    server = codex.server
+    last = server.main_requests()[-1]
+    (shell,) = codex_outputs(last, "exec_command")
+    assert str(codex.project / "packages" / "web" / "src") in shell, "the cd did not run"
+
+    first = child_requests(server)[0]
+    assert_briefing(first.briefing_parts(), "reviewer", [alpha],
+                    dirs={"alpha": codex.project / ".codex" / "skills" / "alpha"})
+    assert any(BRIEFED in r for r in wait_reports(server)), wait_reports(server)
+    assert len({r.thread_id for r in server.subagent_requests()}) == 1, "only reviewer may start"
+    outputs = codex_outputs(last, "spawn_agent")
+    assert outputs[-1].startswith("Tool call blocked by PreToolUse hook: briefing: agent 'broken' "
+                                  "references unknown skill(s): ghost-skill"), outputs
