@@ -28,7 +28,8 @@ _BINARIES = None
 
 
 def binaries():
-    """(claude, codex) native binary paths, or raise Missing."""
+    """(claude, codex, copilot, gemini) paths, or raise Missing: three native
+    binaries and Gemini CLI's bundled script (run it with node)."""
     global _BINARIES
     if _BINARIES is None:
         check = subprocess.run(["bash", str(SETUP), "--check"], stdout=subprocess.PIPE,
@@ -38,7 +39,7 @@ def binaries():
                           % (REPO / ".e2e"))
         out = subprocess.run(["bash", str(SETUP)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              check=True).stdout.decode().split()
-        _BINARIES = (out[0], out[1])
+        _BINARIES = tuple(out[:4])
     return _BINARIES
 
 
