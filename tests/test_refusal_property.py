@@ -16,8 +16,8 @@ not), two huge ones for Codex (over its 512 KiB context cap).
 
 Thousands of cases must run in seconds, so the resolver is called in-process
 (``claude_briefing`` / ``codex_briefing``); a few hundred generated cases
-then go through the real hook as a subprocess to pin that the in-process
-verdict is what the guard prints.
+then go through the hook's own ``main()`` (and a tenth of them through a
+real process) to pin that the in-process verdict is what the guard prints.
 
 Reproduce a failure with the seed it prints:
 ``BRIEFING_PROPERTY_SEED=<seed> python -m pytest tests/test_refusal_property.py``.
@@ -31,13 +31,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import HOOK, HOOK_PYTHON, load_hook
+from conftest import HOOK, HOOK_PYTHON, load_hook, run_in_process
 
 SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261130"))
 SCALE = float(os.environ.get("BRIEFING_PROPERTY_SCALE", "1"))
 LAYOUTS = int(50 * SCALE)  # per harness
 DECLARATIONS = 60  # per layout
-SUBPROCESS_CASES = 100  # per harness: the guard for each, SubagentStart part 1 for a quarter
+CROSS_CHECKED_CASES = 100  # per harness: the guard for each, SubagentStart part 1 for a quarter
+PROCESS_EVERY = 10  # of those, every tenth also through a real process
 
 BIG = 45000  # Claude Code: one fits in PARTS parts of 10,000 characters, two do not
 HUGE = 270000  # Codex: one fits in its 512 KiB context, two do not
@@ -579,12 +580,20 @@ def spawned(agent):
     return int(agent[1:]) % 4 == 0
 
 
-def run_hook(layout, payload, args=()):
+def run_hook(layout, payload, args=(), as_process=False):
+    """What the hook prints for ``payload``: through its own ``main()`` in-process
+    (stdio, environment and working directory swapped, as in every unit test),
+    or, for ``as_process``, as a real process."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": layout.home, "LANG": "C.UTF-8"}
-    proc = subprocess.run([HOOK_PYTHON, str(HOOK)] + list(args), input=json.dumps(payload).encode(),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=layout.cwd, timeout=60)
-    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
-    assert proc.returncode == 0 and "Traceback" not in err, (out, err)
+    stdin = json.dumps(payload).encode()
+    if as_process:
+        proc = subprocess.run([HOOK_PYTHON, str(HOOK)] + list(args), input=stdin, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env, cwd=layout.cwd, timeout=60)
+        rc, out, err = proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    else:
+        result = run_in_process(HOOK, list(args), stdin, env, layout.cwd, 60)
+        rc, out, err = result.rc, result.out, result.err
+    assert rc == 0 and "Traceback" not in err, (out, err)
     return json.loads(out) if out.strip() else None
 
 
@@ -594,7 +603,7 @@ def test_in_process_verdict_is_what_the_hook_prints(hook, layouts, harness, monk
     cases = [(layout, agent) for layout in layouts[harness] for agent, skills, native in layout.cases
              if skills or native]
     # every refused case is interesting; fill up with allowed ones
-    picked = rng.sample(cases, min(len(cases), SUBPROCESS_CASES))
+    picked = rng.sample(cases, min(len(cases), CROSS_CHECKED_CASES))
     jobs = []
     for layout, agent in picked:
         monkeypatch.setenv("HOME", layout.home)  # the reason shows paths relative to ~
@@ -602,14 +611,22 @@ def test_in_process_verdict_is_what_the_hook_prints(hook, layouts, harness, monk
         jobs.append((layout, agent, briefing, briefing.reason() if briefing is not None else ""))
     monkeypatch.undo()
 
-    def one(job):
+    def one(job, as_process=False):
         layout, agent, briefing, reason = job
-        guard = run_hook(layout, guard_payload(layout, agent))
-        spawn = run_hook(layout, spawn_payload(layout, agent), ("--part", "1")) if spawned(agent) else None
+        guard = run_hook(layout, guard_payload(layout, agent), (), as_process)
+        spawn = (run_hook(layout, spawn_payload(layout, agent), ("--part", "1"), as_process)
+                 if spawned(agent) else None)
         return guard, spawn
 
+    # Every case in-process; every PROCESS_EVERY-th also as a real process,
+    # which must print exactly the same.
+    outputs = [one(job) for job in jobs]
+    sample = list(range(0, len(jobs), PROCESS_EVERY))
     with ThreadPoolExecutor(max_workers=4) as pool:
-        outputs = list(pool.map(one, jobs))
+        as_processes = list(pool.map(lambda i: one(jobs[i], as_process=True), sample))
+    for i, printed in zip(sample, as_processes):
+        assert printed == outputs[i], "layout %d agent %s: in-process %r, as a process %r" % (
+            jobs[i][0].index, jobs[i][1], outputs[i], printed)
     failures, denied = [], 0
     for (layout, agent, briefing, reason), (guard, spawn) in zip(jobs, outputs):
         denies = briefing is not None and briefing.unreadable is None and briefing.denies
