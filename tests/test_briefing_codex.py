@@ -885,9 +885,10 @@ def test_hooks_json_subagent_start_unlimited():
 
 
 def big_body(kb, tag):
-    lines, i = [], 0
-    while sum(len(line) + 1 for line in lines) < kb * 1000:
+    lines, i, size = [], 0, 0
+    while size < kb * 1000:
         lines.append("%s line %05d: <tag attr=\"&\"> `code` — ünïcödé %s" % (tag, i, "x" * (i % 37)))
+        size += len(lines[-1]) + 1
         i += 1
     return "\n".join(lines) + "\n"
 
