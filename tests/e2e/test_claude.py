@@ -384,3 +384,37 @@ def test_started_in_a_sub_folder_reads_claude_folders_up_to_the_git_root(machine
                           "root-only": claude.project / ".claude" / "skills" / "root-only"})
     assert not any(m in subs[0].all_text for m in far.markers)
     assert BRIEFED in final_report(server)
+
+
+# ---------------------------------------------------------------------------
+# Issue 17: a refusal stays small, however many skills are missing
+# ---------------------------------------------------------------------------
+
+def test_a_refusal_of_many_missing_skills_stays_small(machine):
+    """250 missing skills: the parent model receives a tool result under 2,000 characters that
+    still names the first missing skill and says how many more there are; no hook output of the
+    session reaches Claude Code's 10,000-character cap (facts/claude-code.md §3.3, §3.4)."""
+    alpha = Skill("alpha")
+    ghosts = ["ghost-skill-%03d" % i for i in range(250)]
+    claude = machine(claude_spawner(["hoarder"], markers_of([alpha])))
+    claude.write(project_skills([alpha]))
+    claude.write({"project/.claude/agents/hoarder.md": agent_md("hoarder", ["alpha"] + ghosts)})
+
+    result = ok(claude.run("Review the change."))
+    server = claude.server
+
+    assert server.subagent_requests() == [], "the subagent started although skills are missing"
+    mains = [r for r in server.main_requests() if r.has_tools]
+    assert len(mains) >= 2
+    denial = tool_results(mains[1])[-1]
+    assert denial.get("is_error") is True, denial
+    text = block_text(denial.get("content"))
+    assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'hoarder' references unknown "
+                           "skill(s): ghost-skill-000, ghost-skill-001"), text[:300]
+    assert len(text) < 2000 and len(text.encode("utf-8")) < 2000, len(text)
+    assert "and 242 more (`briefing-doctor --show hoarder` lists them all)" in text, text
+    assert "ghost-skill-249" not in text, text
+    for hook in result.hook_responses():
+        assert len(hook.get("output", "")) < CLAUDE_OUTPUT_LIMIT, (hook.get("hook_event"), len(hook["output"]))
+    assert any("ghost-skill-000" in h.get("output", "") and "and 242 more" in h.get("output", "")
+               for h in result.hook_responses("SessionStart")), "the pre-flight did not name them"
