@@ -24,6 +24,7 @@ import pytest
 
 from conftest import PARTS, REPO, agent_md, skill_md, text_of
 from framing import rebuild
+from test_briefing_doctor import _plugin_copy
 
 COPILOT_LIMIT = 256 * 1024
 
@@ -393,19 +394,6 @@ def test_doctor_show_copilot(sandbox):
     assert "copilot subagent" in result.out and "SECRET-a" in result.out and "one context" in result.out
 
 
-def _hooks_copy(sb, mutate):
-    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())
-    mutate(hooks["hooks"])
-    sb.write({
-        "plugin/hooks/briefing-preload": (REPO / "hooks" / "briefing-preload").read_bytes(),
-        "plugin/hooks/hooks.json": json.dumps(hooks, indent=2),
-        "plugin/hooks/hooks.codex.json": (REPO / "hooks" / "hooks.codex.json").read_bytes(),
-        "plugin/.claude-plugin/plugin.json": (REPO / ".claude-plugin" / "plugin.json").read_bytes(),
-        "plugin/.codex-plugin/plugin.json": (REPO / ".codex-plugin" / "plugin.json").read_bytes(),
-    })
-    return sb.path("plugin/hooks/briefing-preload")
-
-
 @pytest.mark.parametrize("mutate,needle", [
     (lambda h: h["SessionStart"][0].__setitem__("matcher", ""), "empty matcher"),
     (lambda h: h["SubagentStart"][0].__setitem__("matcher", "*"), "never fires"),
@@ -413,7 +401,7 @@ def _hooks_copy(sb, mutate):
 ], ids=["empty-matcher", "star-on-subagent-start", "guard-misses-task"])
 def test_hooks_json_as_copilot_reads_it(sandbox, mutate, needle):
     sb = sandbox()
-    program = _hooks_copy(sb, mutate)
+    program = _plugin_copy(sb, mutate)
     result = sb.run(stdin="", args=("doctor", "--harness", "copilot", "--json"), program=program, check=False)
     check = [c for c in json.loads(result.out)["checks"] if c["name"] == "copilot-hooks"][0]
     assert check["status"] == "FAIL" and needle in check["detail"], check
