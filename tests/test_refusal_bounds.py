@@ -12,6 +12,9 @@ than characters however a harness counts them:
 - every hook output (all its strings together) stays under 10,000, the cap of
   one Claude Code output (§3.3), so an abort arrives as written.
 
+Claude Code, Codex and Copilot CLI go through the same table: a harness gets the
+bound from ``Briefing.listed`` without code of its own.
+
 The table runs 1, 10, 100 and 5,000 missing skills with ordinary names, and
 the longest names ``valid_skill_name`` admits (``plugin:skill``, 255
 characters each side, ASCII and 4-byte characters) in an agent file whose own
@@ -83,8 +86,10 @@ def strings(value):
 
 
 def write_agent(sb, harness, agent, skills, deep=""):
-    if harness == "claude":
-        path = "project/.claude/agents/%slong.md" % deep
+    if harness in ("claude", "copilot"):
+        # Copilot CLI reads ~/.copilot/agents/** (copilot-cli.md fact 2)
+        path = ("project/.claude/agents/%slong.md" if harness == "claude"
+                else "home/.copilot/agents/%slong.md") % deep
         sb.write({path: agent_md(agent, skills)})
     else:
         path = "project/.codex/agents/%slong.toml" % deep
@@ -133,25 +138,28 @@ def one_output(results, what):
 
 # ------------------------------------------------------------------------- every text, every event
 
-@pytest.mark.parametrize("harness", ["claude", "codex"])
+@pytest.mark.parametrize("harness", ["claude", "codex", "copilot"])
 @pytest.mark.parametrize("style, name, n, agent, deep", CASES)
 def test_every_refusal_text_stays_bounded(sandbox, harness, style, name, n, agent, deep):
     names = [name(i) for i in range(n)]
     sb = sandbox()
     write_agent(sb, harness, agent, names, deep)
+    env = sb.copilot_env() if harness == "copilot" else None
+    startup = "new" if harness == "copilot" else "startup"  # copilot-cli.md fact 13
 
-    guard = check_output(sb.run(sb.guard(agent, harness)), "guard")
+    guard = check_output(sb.run(sb.guard(agent, harness), env=env), "guard")
     reason = guard["hookSpecificOutput"]["permissionDecisionReason"]
     assert guard["hookSpecificOutput"]["permissionDecision"] == "deny", guard
     assert reason.startswith("briefing: agent '%s" % head(agent)), reason[:300]
     check_text(reason, names, agent, DENY_LIMIT, "deny reason")
 
-    start = one_output(sb.run_parts(sb.spawn(agent, harness)), "SubagentStart")
-    check_text(start["hookSpecificOutput"]["additionalContext"], names, agent, OUTPUT_LIMIT, "abort")
-    assert 'status="abort"' in start["hookSpecificOutput"]["additionalContext"]
+    start = one_output(sb.run_parts(sb.spawn(agent, harness), env=env), "SubagentStart")
+    abort = start.get("hookSpecificOutput", start)["additionalContext"]  # Copilot's is flat (fact 9)
+    check_text(abort, names, agent, OUTPUT_LIMIT, "abort")
+    assert 'status="abort"' in abort
     check_text(start["systemMessage"], names, agent, OUTPUT_LIMIT, "systemMessage")
 
-    preflight = one_output(sb.run_parts(sb.payload("SessionStart", harness, source="startup")),
+    preflight = one_output(sb.run_parts(sb.payload("SessionStart", harness, source=startup), env=env),
                            "pre-flight")
     assert set(preflight) == {"systemMessage"}, preflight
     check_text(preflight["systemMessage"], names, agent, OUTPUT_LIMIT, "pre-flight")
