@@ -234,7 +234,7 @@ def test_one_lookup_order_for_spawn_and_survey(hook, tmp_path):
     root = str(tmp_path)
     walked = [os.path.join(root, "a.md"), os.path.join(root, "reviewer.md"), os.path.join(root, "z.md")]
     open(walked[1], "w").close()
-    order = list(hook.lookup_order(root, "reviewer", ".md", iter(walked)))
+    order = list(hook.lookup_order(root, "reviewer", (".md",), iter(walked)))
     assert order == [walked[1], walked[0], walked[2]]
 
 
