@@ -7,6 +7,7 @@ another plugin could write. Defect 5 (harness detection) lives in
 """
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -109,12 +110,17 @@ BIG_FILES = [
 
 
 @pytest.mark.parametrize("harness,path,make", BIG_FILES, ids=["flow-list", "block-list", "comment-merge"])
-def test_a_one_mebibyte_adversarial_agent_file_is_judged_without_hanging(sandbox, harness, path, make):
+def test_a_one_mebibyte_adversarial_agent_file_is_judged_without_hanging(sandbox, hook, harness, path, make):
     text = make()
     assert MIB - 8192 < len(text.encode()) <= MIB
     sb = sandbox({path: text})
     result = sb.run(sb.guard("big", harness), timeout=HANG_TIMEOUT)
-    assert result.decision == "deny" and "nope" in result.reason, result
+    assert result.decision == "deny", result
+    # Read to the end: the refusal counts every declaration, the last ("nope") included,
+    # though it names only the first REFUSAL_NAMES (issue 17).
+    declared = len(re.findall(r"\b[sx]\d{6}\b", text)) + 1
+    more = re.search(r"\u2026 and (\d+) more", result.reason)
+    assert more and int(more.group(1)) == declared - hook.REFUSAL_NAMES, (declared, result.reason[-300:])
 
 
 class Counted(str):
