@@ -506,3 +506,33 @@ def test_rules_file_that_is_a_fifo_or_folder(sandbox):
         assert got.order == ["own"]
         assert "cannot be used" in message
         sb.path(RULES).unlink() if entry is not DIR else sb.path(RULES).rmdir()
+
+
+# --------------------------------------------------------------------------------------------
+# Every harness: Copilot CLI gets the rules through its own record, with no code of its own
+# --------------------------------------------------------------------------------------------
+
+GS = "project/.github/skills/%s/SKILL.md"
+
+
+@pytest.mark.parametrize("name, pattern", [("explore", "*"), ("general-purpose", "general-purpose"),
+                                           ("code-review", "code-*")])
+def test_copilot_builtin_briefed_by_a_rule(sandbox, name, pattern):
+    sb = sandbox(dict(skills("s", where=GS), **{RULES: rules((pattern, ["s"]), ("x", ["nope"]))}))
+    env = sb.copilot_env()
+    results = sb.run_parts(sb.spawn(name, "copilot"), env=env)
+    assert all(r.out == "" for r in results[1:]) and results[0].context is None, results
+    got = rebuild([results[0].flat_context])
+    assert got.skills == {"s": "BODY-OF-s\n"}
+    assert "from rule '%s' in" % pattern in results[0].system_message
+    assert sb.run(sb.guard(name, "copilot"), env=env).out == ""
+
+
+def test_copilot_guard_refuses_when_a_rule_skill_is_missing(sandbox):
+    sb = sandbox({RULES: rules(("*", ["gone"], "copilot"))})
+    env = sb.copilot_env()
+    r = sb.run(sb.guard("explore", "copilot"), env=env)
+    assert r.decision == "deny", r
+    assert "references unknown skill(s): gone" in r.reason and "rule '*' in" in r.reason
+    # limited to Copilot: the same built-in name under Claude Code is not touched
+    assert sb.run(sb.guard("general-purpose")).out == ""
