@@ -7,6 +7,7 @@ Anthropic fake, reached through Copilot's BYOK variables. The parent delegates
 with Copilot's ``task`` tool; the subagent answers from its own request alone
 (``kit.verdict``), and secret markers live only in skill bodies.
 """
+import json
 import re
 
 import pytest
@@ -150,6 +151,27 @@ def test_deny_a_missing_skill_refuses_the_task_call(machine, checkout):
     assert not any(m in r.all_text for r in server.log for m in alpha.markers)
 
 
+def test_past_the_guard_a_missing_skill_gets_the_abort_instruction(machine, checkout, tmp_path):
+    """subagentStart cannot block under Copilot (fact 10): without the guard, the agent is told to stop."""
+    alpha = Skill("alpha")
+    unguarded = checkout_copy(tmp_path / "unguarded")
+    hooks_file = unguarded / "hooks" / "hooks.json"
+    hooks = json.loads(hooks_file.read_text(encoding="utf-8"))
+    del hooks["hooks"]["PreToolUse"]
+    hooks_file.write_text(json.dumps(hooks, indent=2), encoding="utf-8")
+    copilot = machine(delegate("reviewer", markers_of([alpha])))
+    copilot.write(skills_at(".github/skills", [alpha]))
+    copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha", "ghost-skill"])})
+
+    ok(copilot.run("Review the change.", plugin_dirs=[unguarded]))
+    first = first_subagent_request(copilot.server)
+    found = briefings(first)
+    assert len(found) == 1 and found[0].startswith('<briefing agent="reviewer" status="abort">'), found
+    assert "ghost-skill" in found[0] and "<skill " not in found[0]
+    assert not any(m in first.all_text for m in alpha.markers), "a skill body arrived with the abort"
+    assert any(UNBRIEFED in r for r in reports(copilot.server)), reports(copilot.server)
+
+
 # ---------------------------------------------------------------------------
 # a large briefing, native skills:
 # ---------------------------------------------------------------------------
@@ -184,4 +206,37 @@ def test_native_skills_arrive_exactly_once(machine, checkout):
         assert text.count(m) == 1, (m, text.count(m))
     assert '<skill-context name="native-one">' in text  # Copilot's own preload
     assert_briefing(briefings(first), "mixed", [ours])  # and ours, without native-one
+    assert any(BRIEFED in r for r in reports(copilot.server))
+
+
+def test_which_native_entries_copilot_preloads(machine, checkout, tmp_path):
+    """Measured here on every run, and written into the README: Copilot preloads a skills: entry by
+    the skill's frontmatter name, disable-model-invocation skills and an installed plugin's skills
+    (by bare name) included, and skips a plugin:skill entry, which briefing then delivers."""
+    dmi, named, plugged, spaced = Skill("dmi"), Skill("fm-named"), Skill("plugged"), Skill("spaced")
+    markers = markers_of([dmi, named, plugged, spaced])
+    copilot = machine(delegate("natives", markers))
+    helper = tmp_path / "helper"
+    copilot.write({
+        str(helper / ".claude-plugin" / "plugin.json"): json.dumps({"name": "helper", "version": "1.0.0"}),
+        str(helper / "skills" / "plugged" / "SKILL.md"): plugged.md(),
+        str(helper / "skills" / "spaced" / "SKILL.md"): spaced.md(),
+        "project/.github/skills/dmi/SKILL.md": dmi.md().replace(
+            "\n---\n", "\ndisable-model-invocation: true\n---\n", 1),
+        "project/.github/skills/folder-differs/SKILL.md": named.md(),
+        "project/.github/agents/natives.agent.md": agent_md(
+            "natives", native=["dmi", "fm-named", "plugged", "helper:spaced"]),
+    })
+    assert copilot.cli("plugin", "install", str(helper)).rc == 0
+
+    ok(copilot.run("Do it.", plugin_dirs=[checkout]))
+    text = first_subagent_request(copilot.server).first_user_text
+    for skill in (dmi, named, plugged, spaced):
+        for m in skill.markers:
+            assert text.count(m) == 1, (skill.name, text.count(m))
+    for name in ("dmi", "fm-named", "plugged"):
+        assert '<skill-context name="%s">' % name in text  # Copilot's own
+    assert '<skill-context name="spaced">' not in text  # skipped by Copilot, delivered by briefing
+    rebuilt = assert_briefing(briefings(first_subagent_request(copilot.server)), "natives", [spaced])
+    assert list(rebuilt.skills) == ["helper:spaced"]
     assert any(BRIEFED in r for r in reports(copilot.server))
