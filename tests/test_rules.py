@@ -26,6 +26,7 @@ PS = "project/.claude/skills/%s/SKILL.md"
 CS = "project/.codex/skills/%s/SKILL.md"
 PA = "project/.claude/agents/%s.md"
 CR = "project/.codex/agents/%s.toml"
+GMS = "project/.gemini/skills/%s/SKILL.md"
 
 
 def rules(*entries, **top):
@@ -394,7 +395,7 @@ def test_codex_opt_out_comment_must_be_a_boolean():
 # --------------------------------------------------------------------------------------------
 
 def test_doctor_lists_rules_their_skills_and_agents(sandbox):
-    sb = sandbox(dict(skills("s", "own"), **dict(skills("s", where=CS), **{
+    sb = sandbox(dict(skills("s", "own"), **dict(skills("s", where=CS), **skills("s", where=GMS), **{
         PA % "rev": agent_md("rev", ["own"]), PA % "plain": agent_md("plain"),
         PA % "solo": "---\nname: solo\nbriefing:\n  wildcard-rules: false\n---\n",
         CR % "coder": role_toml("coder"),
@@ -536,3 +537,43 @@ def test_copilot_guard_refuses_when_a_rule_skill_is_missing(sandbox):
     assert "references unknown skill(s): gone" in r.reason and "rule '*' in" in r.reason
     # limited to Copilot: the same built-in name under Claude Code is not touched
     assert sb.run(sb.guard("general-purpose")).out == ""
+
+
+# Gemini CLI: no SubagentStart; the BeforeTool guard puts the briefing in front of the prompt.
+
+def gemini_run(sb, agent_name, files_env=None):
+    tool_input = {"agent_name": agent_name, "prompt": "ORIGINAL PROMPT"}
+    data = {"session_id": "g-1", "cwd": str(sb.project), "hook_event_name": "BeforeTool",
+            "transcript_path": str(sb.home / ".gemini" / "tmp" / "project" / "chats" / "s.jsonl"),
+            "tool_name": "invoke_agent", "tool_input": tool_input}
+    env = {"GEMINI_SESSION_ID": "g-1", "GEMINI_PROJECT_DIR": str(sb.project), "GEMINI_CWD": str(sb.project),
+           "CLAUDE_PROJECT_DIR": str(sb.project)}
+    return sb.run(data, env=env)
+
+
+GMS = "project/.gemini/skills/%s/SKILL.md"
+
+
+@pytest.mark.parametrize("name, pattern", [("generalist", "*"), ("codebase_investigator", "codebase_*")])
+def test_gemini_builtin_briefed_by_a_rule(sandbox, name, pattern):
+    sb = sandbox(dict(skills("s", where=GMS), **{RULES: rules((pattern, ["s"]))}))
+    r = gemini_run(sb, name)
+    prompt = r.data["hookSpecificOutput"]["tool_input"]["prompt"]
+    assert prompt.endswith("\n\nORIGINAL PROMPT"), r
+    got = rebuild([prompt[:-len("\n\nORIGINAL PROMPT")]])
+    assert got.skills == {"s": "BODY-OF-s\n"}
+
+
+def test_gemini_guard_refuses_when_a_rule_skill_is_missing(sandbox):
+    sb = sandbox({RULES: rules(("generalist", ["gone"], "gemini"))})
+    r = gemini_run(sb, "generalist")
+    assert r.data["decision"] == "deny", r
+    assert "references unknown skill(s): gone" in r.data["reason"] and "rule 'generalist' in" in r.data["reason"]
+
+
+@pytest.mark.parametrize("comment, wildcard", [("<!-- briefing: wildcard-rules = false -->\n", False),
+                                               ("```\n<!-- briefing: wildcard-rules = false -->\n```\n", True),
+                                               ("", True)])
+def test_gemini_agent_opts_out_of_wildcard_rules(comment, wildcard):
+    text = "---\nname: g\ndescription: d\n---\nbody\n" + comment
+    assert (HOOK.parse_wildcard_html_comment(text) is not False) is wildcard
