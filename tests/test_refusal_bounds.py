@@ -268,3 +268,30 @@ def test_preflight_of_many_broken_agents_stays_one_bounded_message(sandbox):
     more = re.search(r"\u2026 and (\d+) more \(run briefing-doctor", message)
     named = sum(1 for k in range(30) if "a%02d-" % k in message)
     assert more and named >= 1 and named + int(more.group(1)) == 30, (named, message[-300:])
+
+
+# ------------------------------------------------------------------------- skills that rules add
+
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_skills_from_rules_are_bounded_too(sandbox, harness):
+    """The longest names in a deep file, plus rules (a long pattern list each, in both rules
+    files) that add more missing skills with the longest names: the fix names the rule too."""
+    agent = WIDE * MAX_NAME
+    names = [longest_wide(i) for i in range(100)]
+    sb = sandbox()
+    write_agent(sb, harness, agent, names, DEEP)
+    patterns = [agent] + ["x%03d" % i + WIDE * 200 for i in range(50)]
+    for k, where in enumerate(("home/.config/briefing/rules.json", "project/.briefing/rules.json")):
+        sb.write({where: json.dumps({"rules": [{"agents": patterns, "skills": [
+            longest_wide(1000 * (k + 1) + i) for i in range(100)]}]}, ensure_ascii=False)})
+    names += [longest_wide(2000 + i) for i in range(100)]  # the project's rule wins the pattern
+    guard = check_output(sb.run(sb.guard(agent, harness)), "guard")["hookSpecificOutput"]
+    reason = guard["permissionDecisionReason"]
+    assert guard["permissionDecision"] == "deny", guard
+    check_text(reason, names, agent, DENY_LIMIT, "deny reason")
+    assert "rules.json (2000" in reason, reason
+    start = one_output(sb.run_parts(sb.spawn(agent, harness)), "SubagentStart")
+    check_text(start["systemMessage"], names, agent, OUTPUT_LIMIT, "systemMessage")
+    preflight = one_output(sb.run_parts(sb.payload("SessionStart", harness, source="startup")),
+                           "pre-flight")
+    assert utf8(preflight["systemMessage"]) < HOOK.PREFLIGHT_BUDGET + 500, utf8(preflight["systemMessage"])
