@@ -139,6 +139,11 @@ class Result:
         return hso.get("additionalContext")
 
     @property
+    def flat_context(self):
+        """The top-level additionalContext (Copilot CLI's shape), or None."""
+        return (self.data or {}).get("additionalContext")
+
+    @property
     def system_message(self):
         return (self.data or {}).get("systemMessage")
 
@@ -290,8 +295,21 @@ class Sandbox:
             return str(self.codex_home / "sessions" / "2026" / "11" / "30" / "rollout-x.jsonl")
         return str(self.home / ".claude" / "projects" / "-project" / "s.jsonl")
 
+    def copilot_env(self, plugin_root=None, **overrides):
+        """The variables Copilot CLI 1.0.102 sets for a plugin hook (copilot-cli.md fact 17)."""
+        root = str(plugin_root or REPO)
+        env = {"COPILOT_CLI": "1", "COPILOT_CLI_BINARY_VERSION": "1.0.102",
+               "COPILOT_HOME": str(self.home / ".copilot"),
+               "COPILOT_PROJECT_DIR": str(self.project), "CLAUDE_PROJECT_DIR": str(self.project),
+               "PLUGIN_ROOT": root, "COPILOT_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root,
+               "COPILOT_HOOK_DIR": os.path.join(root, "hooks")}
+        env.update(overrides)
+        return env
+
     def payload(self, event, harness="claude", **fields):
         """A payload shaped like the real one for ``event`` from ``harness``."""
+        if harness == "copilot":
+            return self.copilot_payload(event, **fields)
         data = {
             "session_id": "s-1",
             "transcript_path": self.transcript(harness),
@@ -305,10 +323,36 @@ class Sandbox:
         data.update(fields)
         return data
 
+    def copilot_payload(self, event, **fields):
+        """Copilot CLI's payloads for a Claude-format hooks file (copilot-cli.md fact 13).
+
+        SubagentStart is a hybrid: camelCase keys plus agent_id, agent_type and
+        parent_agent_id, and no hook_event_name. The others are snake_case with
+        hook_event_name and an ISO timestamp, and no transcript_path.
+        """
+        if event == "SubagentStart":
+            data = {"sessionId": "s-1", "timestamp": 1796109848430, "cwd": str(self.project),
+                    "transcriptPath": str(self.home / ".copilot" / "session-state" / "s-1" / "events.jsonl"),
+                    "agentDisplayName": "", "agentDescription": "test agent", "agent_id": "a1",
+                    "parent_agent_id": "s-1"}
+            data.update(fields)
+            data.setdefault("agentName", data.get("agent_type"))
+            return data
+        data = {"hook_event_name": event, "session_id": "s-1", "timestamp": "2026-12-01T07:24:08.339Z",
+                "cwd": str(self.project)}
+        if event == "SessionStart":
+            data.update(source="new", initial_prompt="go")
+        data.update(fields)
+        return data
+
     def spawn(self, agent_type, harness="claude", **fields):
         return self.payload("SubagentStart", harness, agent_id="a1", agent_type=agent_type, **fields)
 
     def guard(self, subagent_type, harness="claude", **fields):
+        if harness == "copilot":
+            tool_input = {"agent_type": subagent_type, "description": "d", "prompt": "p",
+                          "name": "sub", "mode": "sync"}
+            return self.payload("PreToolUse", "copilot", tool_name="Agent", tool_input=tool_input, **fields)
         if harness == "codex":
             tool_input = {"agent_type": subagent_type, "message": "do it"}
             return self.payload("PreToolUse", "codex", tool_name="spawn_agent",

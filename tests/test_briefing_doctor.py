@@ -68,7 +68,7 @@ def check_schema(data):
     assert isinstance(data["agents"], list) and isinstance(data["checks"], list)
     for agent in data["agents"]:
         assert AGENT_KEYS <= set(agent), (sorted(agent), agent)
-        assert agent["harness"] in ("claude", "codex"), agent
+        assert agent["harness"] in ("claude", "codex", "copilot"), agent
         assert isinstance(agent["agent"], str) and agent["agent"]
         assert isinstance(agent["file"], str) and agent["file"]
         assert agent["status"] in STATUSES, agent
@@ -96,7 +96,10 @@ def check_schema(data):
 
 
 def entry(data, name, harness=None):
+    # A .claude/agents file is a Copilot CLI agent too: without a harness, the first one listed.
     found = [a for a in data["agents"] if a["agent"] == name and harness in (None, a["harness"])]
+    if harness is None:
+        found = [a for a in found if a["harness"] != "copilot"] or found
     assert len(found) == 1, (name, harness, data["agents"])
     return found[0]
 
@@ -386,7 +389,8 @@ def test_json_healthy_project_is_ok(sandbox):
     sb = sandbox(HEALTHY)
     result, data = doctor_json(sb)
     assert result.rc == 0 and data["ok"] is True, result
-    assert {(a["harness"], a["agent"]) for a in data["agents"]} == {("claude", "reviewer"), ("codex", "checker")}
+    assert {(a["harness"], a["agent"]) for a in data["agents"]} == {
+        ("claude", "reviewer"), ("codex", "checker"), ("copilot", "reviewer")}
     assert not [c for c in data["checks"] if c["status"] == "FAIL"], data["checks"]
 
 
@@ -408,8 +412,9 @@ def _plugin_copy(sb, mutate):
         "plugin/hooks/briefing-preload": (REPO / "hooks" / "briefing-preload").read_bytes(),
         "plugin/hooks/hooks.json": json.dumps(hooks, indent=2),
         "plugin/hooks/hooks.codex.json": (REPO / "hooks" / "hooks.codex.json").read_bytes(),
+        "plugin/hooks/hooks.copilot.json": (REPO / "hooks" / "hooks.copilot.json").read_bytes(),
     })
-    for name in (".claude-plugin", ".codex-plugin"):
+    for name in (".claude-plugin", ".codex-plugin", ".github/plugin"):
         for item in (REPO / name).iterdir():
             sb.write({"plugin/%s/%s" % (name, item.name): item.read_bytes()})
     program = sb.path("plugin/hooks/briefing-preload")

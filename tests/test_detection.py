@@ -96,3 +96,86 @@ def test_the_guard_knows_the_harness_by_its_spawn_tool(sandbox, tool, field, exp
     result = sb.run(payload)
     assert result.decision == "deny", result
     assert ("cx-skill" if expected == "claude" else "cc-skill") in result.reason, result
+
+
+# --- Copilot CLI, the third harness (issue 12) ----------------------------------------------
+# Copilot sets CLAUDE_PROJECT_DIR and CLAUDE_PLUGIN_ROOT for a Claude Code plugin's hooks, and its
+# SubagentStart payload has no hook_event_name (copilot-cli.md facts 13, 17). Each side's twin
+# declares a skill of its own, so what arrives says which harness the hook decided on.
+
+TRIPLET = dict(TWIN, **{
+    "project/.github/agents/twin.agent.md": agent_md("twin", ["cp-skill"]),
+    "project/.github/skills/cp-skill/SKILL.md": skill_md("cp-skill", "SECRET-CP\n"),
+})
+
+
+def secret_of(results):
+    text = "".join(r.out for r in results)
+    found = [s for s in ("SECRET-CC", "SECRET-CX", "SECRET-CP") if s in text]
+    assert len(found) <= 1, results
+    return {"SECRET-CC": "claude", "SECRET-CX": "codex", "SECRET-CP": "copilot"}.get(found[0]) if found else None
+
+
+# (case, payload harness, env: "copilot" = what Copilot sets, "inherited" = only COPILOT_CLI=1, as in
+# a Claude Code or Codex started from Copilot's shell), expected
+SPAWNS = [
+    ("copilot-hybrid-payload", "copilot", "copilot", "copilot"),
+    ("copilot-hybrid-payload-without-env", "copilot", None, "copilot"),
+    ("claude-started-from-copilot", "claude", "inherited", "claude"),
+    ("claude-with-claude-env", "claude", "claude", "claude"),
+    ("codex-started-from-copilot", "codex", "inherited", "codex"),
+]
+
+
+@pytest.mark.parametrize("sender,env,expected", [c[1:] for c in SPAWNS], ids=[c[0] for c in SPAWNS])
+def test_copilot_is_told_apart_at_spawn(sandbox, sender, env, expected):
+    sb = sandbox(TRIPLET)
+    run_env = {"copilot": sb.copilot_env(), "inherited": {"COPILOT_CLI": "1"},
+               "claude": {"CLAUDE_PROJECT_DIR": str(sb.project)}, None: {}}[env]
+    if env == "inherited" and sender == "claude":
+        run_env["CLAUDE_PROJECT_DIR"] = str(sb.project)
+    if sender == "codex":
+        run_env["CODEX_HOME"] = str(sb.codex_home)
+    results = sb.run_parts(sb.spawn("twin", sender), env=run_env)
+    assert secret_of(results) == expected, results
+    if expected == "copilot":
+        assert results[0].flat_context and results[0].context is None, results[0]
+    elif expected is not None:
+        assert results[0].context and "additionalContext" not in results[0].data, results[0]
+
+
+# (case, tool_name, the tool_input field naming the agent, payload harness, env, expected)
+GUARDS = [
+    ("copilot-agent-tool", "Agent", "agent_type", "copilot", "copilot", "copilot"),
+    ("copilot-agent-tool-without-env", "Agent", "agent_type", "copilot", None, "copilot"),
+    ("copilot-task-tool", "task", "agent_type", "copilot", "copilot", "copilot"),
+    ("claude-started-from-copilot", "Agent", "subagent_type", "claude", "inherited", "claude"),
+    ("claude-agent-tool", "Agent", "subagent_type", "claude", "claude", "claude"),
+    ("codex-started-from-copilot", "spawn_agent", "agent_type", "codex", "inherited", "codex"),
+]
+
+
+@pytest.mark.parametrize("tool,field,sender,env,expected", [c[1:] for c in GUARDS], ids=[c[0] for c in GUARDS])
+def test_copilot_is_told_apart_at_the_guard(sandbox, tool, field, sender, env, expected):
+    files = dict(TRIPLET)
+    # each side's twin declares a skill that only exists elsewhere: the deny names whose twin it was
+    files["project/.claude/agents/twin.md"] = agent_md("twin", ["only-cc"])
+    files["project/.codex/agents/twin.toml"] = role_toml("twin", ["only-cx"])
+    files["project/.github/agents/twin.agent.md"] = agent_md("twin", ["only-cp"])
+    sb = sandbox(files)
+    run_env = {"copilot": sb.copilot_env(), "inherited": {"COPILOT_CLI": "1"},
+               "claude": {"CLAUDE_PROJECT_DIR": str(sb.project)}, None: {}}[env]
+    payload = sb.guard("twin", sender)
+    payload.update(tool_name=tool, tool_input={field: "twin", "prompt": "p"})
+    result = sb.run(payload, env=run_env)
+    assert result.decision == "deny", result
+    assert {"claude": "only-cc", "codex": "only-cx", "copilot": "only-cp"}[expected] in result.reason, result
+
+
+@pytest.mark.parametrize("sender", ["claude", "codex"])
+def test_a_claude_or_codex_subagent_start_is_never_taken_for_copilot(sandbox, sender):
+    """Only Copilot's SubagentStart lacks hook_event_name; a payload with one keeps its event."""
+    sb = sandbox(TRIPLET)
+    payload = sb.spawn("twin", sender)
+    results = sb.run_parts(payload, env={"COPILOT_CLI": "1", "COPILOT_PROJECT_DIR": str(sb.project)})
+    assert secret_of(results) == sender, results
