@@ -394,18 +394,94 @@ def test_doctor_show_copilot(sandbox):
     assert "copilot subagent" in result.out and "SECRET-a" in result.out and "one context" in result.out
 
 
+def _copilot_copy(sb, mutate, manifest=True):
+    """A copy of the plugin whose Copilot hooks file is changed by ``mutate``; returns the hook."""
+    program = _plugin_copy(sb, lambda hooks: None)
+    target = "hooks.copilot.json" if manifest else "hooks.json"
+    hooks = json.loads((REPO / "hooks" / target).read_text())
+    mutate(hooks["hooks"])
+    sb.write({"plugin/hooks/" + target: json.dumps(hooks, indent=2)})
+    if not manifest:
+        (sb.path("plugin/.github/plugin/plugin.json")).unlink()
+    return program
+
+
+def copilot_check(sb, program):
+    result = sb.run(stdin="", args=("doctor", "--harness", "copilot", "--json"), program=program, check=False)
+    check, = [c for c in json.loads(result.out)["checks"] if c["name"] == "copilot-hooks"]
+    return result, check
+
+
+@pytest.mark.parametrize("manifest", [True, False], ids=["hooks.copilot.json", "fallback-hooks.json"])
 @pytest.mark.parametrize("mutate,needle", [
     (lambda h: h["SessionStart"][0].__setitem__("matcher", ""), "empty matcher"),
     (lambda h: h["SubagentStart"][0].__setitem__("matcher", "*"), "never fires"),
     (lambda h: h["PreToolUse"][0].__setitem__("matcher", "spawn_agent"), "task tool"),
 ], ids=["empty-matcher", "star-on-subagent-start", "guard-misses-task"])
-def test_hooks_json_as_copilot_reads_it(sandbox, mutate, needle):
+def test_the_hooks_file_copilot_reads_is_checked(sandbox, mutate, needle, manifest):
     sb = sandbox()
-    program = _plugin_copy(sb, mutate)
-    result = sb.run(stdin="", args=("doctor", "--harness", "copilot", "--json"), program=program, check=False)
-    check = [c for c in json.loads(result.out)["checks"] if c["name"] == "copilot-hooks"][0]
+    result, check = copilot_check(sb, _copilot_copy(sb, mutate, manifest))
     assert check["status"] == "FAIL" and needle in check["detail"], check
     assert result.rc == 1
+
+
+def test_copilot_file_must_not_take_parts(sandbox):
+    def two(hooks):
+        hooks["SubagentStart"][0]["hooks"].append(dict(hooks["SubagentStart"][0]["hooks"][0]))
+        hooks["SubagentStart"][0]["hooks"][1]["command"] += " --part 2"
+    sb = sandbox()
+    _, check = copilot_check(sb, _copilot_copy(sb, two))
+    assert check["status"] == "FAIL" and "one handler without --part" in check["detail"], check
+
+
+def test_without_the_copilot_manifest_copilot_reads_hooks_json_and_the_doctor_warns(sandbox):
+    sb = sandbox()
+    result, check = copilot_check(sb, _copilot_copy(sb, lambda hooks: None, manifest=False))
+    assert check["status"] == "WARN" and "hooks/hooks.json" in check["detail"], check
+    assert "%d processes" % PARTS in check["detail"]
+    assert result.rc == 0
+
+
+def test_copilot_reads_its_own_manifest_and_hooks_file():
+    """Copilot reads plugin.json, .plugin/, .github/plugin/ before .claude-plugin/ (fact 16; measured:
+    with .github/plugin/plugin.json naming hooks/hooks.copilot.json, only that file runs)."""
+    manifest = json.loads((REPO / ".github" / "plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "briefing" and manifest["hooks"] == "hooks/hooks.copilot.json"
+    for earlier in ("plugin.json", ".plugin/plugin.json"):
+        assert not (REPO / earlier).exists()  # it would win over .github/plugin/plugin.json
+    hooks = json.loads((REPO / "hooks" / "hooks.copilot.json").read_text())["hooks"]
+    guard_command = json.loads((REPO / "hooks" / "hooks.codex.json").read_text())[
+        "hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert sorted(hooks) == ["PreToolUse", "SessionStart", "SubagentStart"]
+    for event, groups in hooks.items():
+        (group,) = groups
+        (handler,) = group["hooks"]
+        assert handler["command"] == guard_command  # the same program as every other file, no --part
+        assert group.get("matcher") == ("Agent" if event == "PreToolUse" else None)
+
+
+@pytest.mark.parametrize("event", ["SubagentStart", "PreToolUse", "SessionStart"])
+def test_copilot_file_commands_run_as_registered(sandbox, event):
+    """Each handler of hooks.copilot.json, run as a process exactly as registered, does its whole job."""
+    import shlex
+    import subprocess
+    from conftest import HOOK_PYTHON
+    sb = sandbox({"project/.github/agents/rev.md": agent_md("rev", ["a"] if event == "SubagentStart" else ["ghost"]),
+                  **skill("project/.github/skills", "a", "A")})
+    (group,) = json.loads((REPO / "hooks" / "hooks.copilot.json").read_text())["hooks"][event]
+    argv = shlex.split(group["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)))
+    payload = {"SubagentStart": sb.spawn("rev", "copilot"), "PreToolUse": sb.guard("rev", "copilot"),
+               "SessionStart": sb.payload("SessionStart", "copilot")}[event]
+    proc = subprocess.run([HOOK_PYTHON] + argv[1:], input=json.dumps(payload).encode(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=sb.env(**sb.copilot_env()), cwd=str(REPO), timeout=30)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
+    out = json.loads(proc.stdout.decode())
+    if event == "SubagentStart":
+        assert secrets(rebuild([out["additionalContext"]]).skills["a"]) == ["SECRET-A"]
+    elif event == "PreToolUse":
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    else:
+        assert "ghost" in out["systemMessage"]
 
 
 def test_the_shipped_hooks_json_is_valid_for_copilot():

@@ -412,8 +412,9 @@ def _plugin_copy(sb, mutate):
         "plugin/hooks/briefing-preload": (REPO / "hooks" / "briefing-preload").read_bytes(),
         "plugin/hooks/hooks.json": json.dumps(hooks, indent=2),
         "plugin/hooks/hooks.codex.json": (REPO / "hooks" / "hooks.codex.json").read_bytes(),
+        "plugin/hooks/hooks.copilot.json": (REPO / "hooks" / "hooks.copilot.json").read_bytes(),
     })
-    for name in (".claude-plugin", ".codex-plugin"):
+    for name in (".claude-plugin", ".codex-plugin", ".github/plugin"):
         for item in (REPO / name).iterdir():
             sb.write({"plugin/%s/%s" % (name, item.name): item.read_bytes()})
     program = sb.path("plugin/hooks/briefing-preload")

@@ -289,7 +289,7 @@ def test_claude_code_never_runs_the_codex_hooks_file(machine, tmp_path):
     plugin = tracked_copy(REPO, tmp_path / "checkout")
     log = tmp_path / "hook-starts.log"
     names = sorted(p.name for p in (plugin / "hooks").glob("*.json"))
-    assert names == ["hooks.codex.json", "hooks.json"], names
+    assert names == ["hooks.codex.json", "hooks.copilot.json", "hooks.json"], names
     for path in (plugin / "hooks").glob("*.json"):
         data = json.loads(path.read_text())
         for event, groups in data["hooks"].items():

@@ -155,10 +155,10 @@ def test_past_the_guard_a_missing_skill_gets_the_abort_instruction(machine, chec
     """subagentStart cannot block under Copilot (fact 10): without the guard, the agent is told to stop."""
     alpha = Skill("alpha")
     unguarded = checkout_copy(tmp_path / "unguarded")
-    hooks_file = unguarded / "hooks" / "hooks.json"
-    hooks = json.loads(hooks_file.read_text(encoding="utf-8"))
-    del hooks["hooks"]["PreToolUse"]
-    hooks_file.write_text(json.dumps(hooks, indent=2), encoding="utf-8")
+    for hooks_file in (unguarded / "hooks").glob("*.json"):  # whichever file Copilot reads: no guard
+        hooks = json.loads(hooks_file.read_text(encoding="utf-8"))
+        hooks["hooks"].pop("PreToolUse", None)
+        hooks_file.write_text(json.dumps(hooks, indent=2), encoding="utf-8")
     copilot = machine(delegate("reviewer", markers_of([alpha])))
     copilot.write(skills_at(".github/skills", [alpha]))
     copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha", "ghost-skill"])})
@@ -240,3 +240,26 @@ def test_which_native_entries_copilot_preloads(machine, checkout, tmp_path):
     rebuilt = assert_briefing(briefings(first_subagent_request(copilot.server)), "natives", [spaced])
     assert list(rebuilt.skills) == ["helper:spaced"]
     assert any(BRIEFED in r for r in reports(copilot.server))
+
+
+def test_copilot_runs_only_its_own_hooks_file_one_process_per_event(machine, tmp_path):
+    """.github/plugin/plugin.json names hooks/hooks.copilot.json, and Copilot reads that manifest
+    before .claude-plugin/plugin.json: a session with one delegation starts three briefing processes."""
+    alpha = Skill("alpha")
+    logged = checkout_copy(tmp_path / "logged")
+    log = tmp_path / "hook-starts.log"
+    for path in sorted((logged / "hooks").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for event, groups in data["hooks"].items():
+            for group in groups:
+                for handler in group["hooks"]:
+                    handler["command"] = "echo '%s %s' >> '%s'; %s" % (path.name, event, log, handler["command"])
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    copilot = machine(delegate("reviewer", markers_of([alpha])))
+    copilot.write(skills_at(".github/skills", [alpha]))
+    copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha"])})
+
+    ok(copilot.run("Review the change.", plugin_dirs=[logged]))
+    assert log.read_text().splitlines() == [
+        "hooks.copilot.json SessionStart", "hooks.copilot.json PreToolUse", "hooks.copilot.json SubagentStart"]
+    assert_briefing(briefings(first_subagent_request(copilot.server)), "reviewer", [alpha])

@@ -1,0 +1,237 @@
+"""End-to-end: briefing inside the real Gemini CLI 0.61.0, offline, against a scripted model.
+
+The extension is installed the way a user would: ``gemini extensions install
+<clone>/gemini --consent`` from a clean copy of the checkout, once per session
+into a template home that every test copies, so each test still gets a fresh
+HOME and project. Every run is headless (``gemini -p``) against the fake Gemini
+API of ``fake_gemini.py`` on 127.0.0.1 and asserts on the logged model requests.
+"""
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fake_gemini import FakeGemini, complete_task, invoke_agent
+from framing import PART_OPEN, rebuild
+from kit import BRIEFED, UNBRIEFED, Skill, assert_briefing, markers_of, verdict
+from runners import REPO, _base_env, binaries, git_init, run_process, tracked_copy, write_tree
+
+pytestmark = pytest.mark.e2e
+
+SETTINGS = {
+    # Without it the env-derived auth type is rejected, exit 41 (facts/gemini-cli.md §20).
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "model": {"name": "gemini-2.5-flash"},
+}
+
+
+def gemini_env(home, url=None):
+    env = _base_env()
+    env.update({"HOME": str(home), "GEMINI_CLI_HOME": str(home), "GEMINI_API_KEY": "dummy",
+                # Headless runs refuse an untrusted folder (exit 55, §22).
+                "GEMINI_CLI_TRUST_WORKSPACE": "true", "NO_COLOR": "1", "TMPDIR": str(Path(home).parent / "tmp")})
+    if url:
+        env["GOOGLE_GEMINI_BASE_URL"] = url
+    (Path(home).parent / "tmp").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def gemini(home, *args, cwd, url=None, timeout=120):
+    return run_process(["node", binaries()[3]] + list(args), gemini_env(home, url), cwd, timeout)
+
+
+@pytest.fixture(scope="session")
+def installed_home(clis, tmp_path_factory):
+    """A home with briefing installed by ``gemini extensions install`` from a clean clone."""
+    base = tmp_path_factory.mktemp("gemini-template")
+    clone = tracked_copy(REPO, base / "clone")
+    home = base / "home"
+    write_tree(home, {".gemini/settings.json": json.dumps(SETTINGS)})
+    project = base / "project"
+    git_init(project)
+    result = gemini(home, "extensions", "install", str(clone / "gemini"), "--consent", cwd=project)
+    assert result.rc == 0 and 'Extension "briefing" installed successfully' in result.stdout + result.stderr, result
+    installed = home / ".gemini" / "extensions" / "briefing"
+    return {"home": home, "clone": clone, "installed": installed, "install": result}
+
+
+class Machine:
+    """A fresh home (a copy of the installed one), a git project, and a fake Gemini API."""
+
+    def __init__(self, root, template, script):
+        self.root = Path(root)
+        self.home = self.root / "home"
+        shutil.copytree(str(template["home"]), str(self.home), symlinks=True)
+        self.project = self.root / "project"
+        git_init(self.project)
+        self.server = FakeGemini(script).start()
+
+    def write(self, files):
+        write_tree(self.root, files)
+        return self
+
+    def acknowledge(self, *names):
+        """What the interactive UI stores when the user accepts a project agent (§5)."""
+        acks = {str(self.project): {
+            name: hashlib.sha256((self.project / ".gemini" / "agents" / ("%s.md" % name)).read_text(
+                encoding="utf-8").encode("utf-8")).hexdigest() for name in names}}
+        self.write({"home/.gemini/acknowledgments/agents.json": json.dumps(acks)})
+
+    def run(self, prompt="Do the work.", timeout=120):
+        return gemini(self.home, "-p", prompt, "--output-format", "json", cwd=self.project,
+                      url=self.server.url, timeout=timeout)
+
+
+@pytest.fixture
+def machine(installed_home, tmp_path):
+    made = []
+
+    def make(script):
+        m = Machine(tmp_path, installed_home, script)
+        made.append(m)
+        return m
+
+    yield make
+    for n, m in enumerate(made):
+        m.server.stop()
+        m.server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
+        assert not m.server.errors, "fake model script failed:\n" + "\n".join(m.server.errors)
+        assert not m.server.other, m.server.other
+
+
+def agent_md(name, skills=None):
+    text = "---\nname: %s\ndescription: e2e agent %s\n---\nYou are an e2e test agent. Do the task and report.\n" % (
+        name, name)
+    if skills is not None:
+        text += "<!-- briefing: skills = [%s] -->\n" % ", ".join(json.dumps(s) for s in skills)
+    return text
+
+
+def task(n):
+    return "ORIGINAL-PROMPT-FROM-MAIN: do the e2e task #%d and report." % n
+
+
+def spawner(agents, markers):
+    """The main agent spawns each agent in turn, one per turn; every subagent reports from its own request."""
+    def script(r):
+        if r.is_subagent:
+            return [complete_task("Report: " + verdict(r.all_text, markers))]
+        done = len(r.responses())
+        if done < len(agents):
+            return [invoke_agent(agents[done], task(done + 1))]
+        return "All done."
+    return script
+
+
+def ok(result):
+    assert result.rc == 0 and not result.timed_out, result
+    return result
+
+
+def first_request(server, n):
+    """The first request of the subagent spawned for task #n."""
+    for request in server.subagent_requests():
+        if request.first_text().endswith(task(n)):
+            return request
+    raise AssertionError("no subagent request for task #%d" % n)
+
+
+def split_prompt(prompt):
+    head = PART_OPEN.match(prompt)
+    assert head, prompt[:300]
+    close = '</briefing seal="%s">' % head.group("seal")
+    end = prompt.index(close) + len(close)
+    return prompt[:end], prompt[end:]
+
+
+def agent_results(server):
+    """What the main agent was told each invoke_agent call returned, in order (from its last request)."""
+    return [r["response"] for r in server.main_requests()[-1].responses() if r.get("name") == "invoke_agent"]
+
+
+# ---------------------------------------------------------------------------
+
+def test_the_extension_is_installed_with_gemini_extensions_install(installed_home, tmp_path):
+    installed = installed_home["installed"]
+    assert json.loads((installed / ".gemini-extension-install.json").read_text())["type"] == "local"
+    hooks = json.loads((installed / "hooks" / "hooks.json").read_text())["hooks"]
+    assert [g["matcher"] for g in hooks["BeforeTool"]] == ["^invoke_agent$"]
+    # The copy's hook files are links into the clone (Node's fs.cp makes relative links absolute).
+    assert (installed / "hooks" / "briefing-preload").resolve() == (
+        installed_home["clone"] / "hooks" / "briefing-preload").resolve()
+    git_init(tmp_path / "p")
+    listed = gemini(installed_home["home"], "extensions", "list", cwd=tmp_path / "p")
+    assert listed.rc == 0 and "briefing (0." in listed.stdout + listed.stderr, listed
+    assert "briefing" in (listed.stdout + listed.stderr).split("Agent skills:")[-1], listed
+
+
+def test_brief_and_control(machine):
+    alpha, beta = Skill("alpha"), Skill("beta")
+    markers = markers_of([alpha, beta])
+    m = machine(spawner(["reviewer", "plain"], markers))
+    m.write({"project/.gemini/skills/alpha/SKILL.md": alpha.md(), "home/.agents/skills/beta/SKILL.md": beta.md(),
+             "project/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha", "beta"]),
+             "project/.gemini/agents/plain.md": agent_md("plain")})
+    m.acknowledge("reviewer", "plain")
+
+    result = ok(m.run())
+    server = m.server
+
+    briefed = first_request(server, 1)
+    part, rest = split_prompt(briefed.first_text())
+    assert rest == "\n\n" + task(1), "the original prompt must follow the briefing"
+    assert_briefing([part], "reviewer", [alpha, beta], dirs={
+        "alpha": m.project / ".gemini" / "skills" / "alpha", "beta": m.home / ".agents" / "skills" / "beta"})
+    assert all(mark in briefed.first_text() for mark in markers)
+
+    control = first_request(server, 2)
+    assert control.first_text() == task(2), "the control agent's prompt must be untouched"
+    assert not any(mark in r.all_text for r in server.subagent_requests()
+                   if r.first_text().endswith(task(2)) for mark in markers)
+
+    # The parent's history keeps the original prompts and never sees a skill body.
+    for request in server.main_requests():
+        assert not any(mark in request.all_text for mark in markers)
+    calls = [c for c in server.main_requests()[-1].calls() if c["name"] == "invoke_agent"]
+    assert [c["args"] for c in calls] == [{"agent_name": "reviewer", "prompt": task(1)},
+                                          {"agent_name": "plain", "prompt": task(2)}]
+    outputs = [r.get("output", "") for r in agent_results(server)]
+    assert BRIEFED in outputs[0] and UNBRIEFED in outputs[1], outputs
+    assert "briefing: reviewer \u2190 alpha, beta" in result.stderr, "the audit line reaches the user"
+
+
+def test_missing_skill_is_denied_and_the_model_sees_why(machine):
+    alpha = Skill("alpha")
+    m = machine(spawner(["broken"], markers_of([alpha])))
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/broken.md": agent_md("broken", ["alpha", "ghost-skill"])})
+
+    result = ok(m.run())
+    server = m.server
+    assert server.subagent_requests() == [], "the subagent started although a skill is missing"
+    response, = agent_results(server)
+    assert set(response) == {"error"}, response
+    assert response["error"].startswith("Tool execution blocked: briefing: agent 'broken' references "
+                                        "unknown skill(s): ghost-skill."), response
+    assert "~/.gemini/agents/broken.md" in response["error"]
+    # The pre-flight told the user at session start (stderr), and never the model.
+    assert "briefing pre-flight" in result.stderr and "ghost-skill" in result.stderr, result
+    assert not any("briefing pre-flight" in r.all_text for r in server.log)
+
+
+def test_a_briefing_over_64_kib_arrives_whole(machine):
+    skills = [Skill("big-one", size=24000), Skill("big-two", size=24000), Skill("big-three", size=24000)]
+    m = machine(spawner(["archivist"], markers_of(skills)))
+    m.write({"home/.gemini/skills/%s/SKILL.md" % s.name: s.md() for s in skills})
+    m.write({"home/.gemini/agents/archivist.md": agent_md("archivist", [s.name for s in skills])})
+
+    ok(m.run())
+    first = first_request(m.server, 1)
+    part, rest = split_prompt(first.first_text())
+    assert len(part.encode("utf-8")) > 64 * 1024
+    assert rest == "\n\n" + task(1)
+    rebuilt = assert_briefing([part], "archivist", skills)
+    assert sum(len(b) for b in rebuilt.skills.values()) > 64 * 1024
+    assert BRIEFED in agent_results(m.server)[0].get("output", "")
