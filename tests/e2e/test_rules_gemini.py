@@ -1,0 +1,31 @@
+"""End-to-end: briefing rules inside the real Gemini CLI (issue 13).
+
+Gemini CLI's built-in ``generalist`` has no file; a rule gives it skills, which
+the BeforeTool guard puts in front of the spawn's prompt like a declaration's.
+"""
+import json
+
+import pytest
+
+from kit import BRIEFED, UNBRIEFED, Skill, assert_briefing, markers_of
+from test_gemini import (agent_results, first_request, installed_home, machine, ok, spawner,  # noqa: F401
+                         split_prompt, task)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_builtin_generalist_starts_with_a_rule_skill_and_the_control_does_not(machine):
+    alpha = Skill("alpha")
+    m = machine(spawner(["generalist", "codebase_investigator"], markers_of([alpha])))
+    m.write({"project/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "project/.briefing/rules.json": json.dumps({"rules": [{"agents": "generalist", "skills": ["alpha"]}]})})
+
+    ok(m.run())
+    briefed = first_request(m.server, 1)
+    part, rest = split_prompt(briefed.first_text())
+    assert rest == "\n\n" + task(1)
+    assert_briefing([part], "generalist", [alpha], dirs={"alpha": m.project / ".gemini" / "skills" / "alpha"})
+    control = first_request(m.server, 2)
+    assert not any(mark in control.first_text() for mark in alpha.markers)
+    results = [json.dumps(r) for r in agent_results(m.server)]
+    assert BRIEFED in results[0] and UNBRIEFED in results[1], results
