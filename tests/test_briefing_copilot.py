@@ -92,7 +92,11 @@ AGENT_CASES = [
     ("github-nested", {"project/.github/agents/team/deep/any.md": agent_md("rev", ["a"])}, "A"),
     ("name-is-frontmatter", {"project/.github/agents/rev.agent.md": agent_md("other", ["a"])}, None),
     ("claude-agents", {"project/.claude/agents/rev.md": agent_md("rev", ["a"])}, "A"),
-    ("claude-agents-top-level-only", {"project/.claude/agents/sub/rev.md": agent_md("rev", ["a"])}, None),
+    ("claude-agents-nested", {"project/.claude/agents/sub/rev.md": agent_md("rev", ["a"])}, "A"),
+    ("user-agents-nested", {"home/.copilot/agents/deep/x.md": agent_md("rev", ["a"])}, "A"),
+    ("nearest-folder-wins", {"project/.github/agents/rev.md": agent_md("rev", ["b"]),
+                             "project/sub/.github/agents/rev.md": agent_md("rev", ["a"])}, "A"),
+    ("above-the-project-up-to-git-root", {"project/.claude/agents/rev.md": agent_md("rev", ["a"])}, "A"),
     ("user-agents", {"home/.copilot/agents/rev.agent.md": agent_md("rev", ["a"])}, "A"),
     ("github-beats-claude", {"project/.github/agents/rev.agent.md": agent_md("rev", ["a"]),
                              "project/.claude/agents/rev.md": agent_md("rev", ["b"])}, "A"),
@@ -106,7 +110,9 @@ AGENT_CASES = [
 @pytest.mark.parametrize("files,expected", [c[1:] for c in AGENT_CASES], ids=[c[0] for c in AGENT_CASES])
 def test_agent_lookup(sandbox, files, expected):
     sb = sandbox(dict(files, **skill("project/.github/skills", "a", "A"), **skill("project/.github/skills", "b", "B")))
-    results = spawn(sb, "rev")
+    sub = str(sb.project / "sub")  # started in a sub-folder (measured: folders up to the git root count)
+    (sb.project / "sub").mkdir(exist_ok=True)
+    results = spawn(sb, "rev", env={"COPILOT_PROJECT_DIR": sub}, cwd=sub)
     if expected is None:
         assert all(r.out == "" for r in results), results
     else:
@@ -198,7 +204,12 @@ def test_the_project_is_copilot_project_dir_not_the_process_cwd(sandbox):
     ("fm-name", skill("project/.github/skills", "folder-x", "FMX", fm_name="fm-name"), "FMX"),
     ("folder-y", skill("project/.github/skills", "folder-y", "FY", fm_name="other-name"), None),
     ("nofm", {"project/.github/skills/nofm/SKILL.md": "no frontmatter\nSECRET-NOFM\n"}, None),
-], ids=["frontmatter-name", "folder-name-is-not-a-name", "no-frontmatter-is-no-skill"])
+    # at any depth, but not inside another skill's folder (measured on 1.0.102)
+    ("deep", skill("project/.github/skills/g/a", "b", "DEEP", fm_name="deep"), "DEEP"),
+    ("inner", dict(skill("project/.github/skills", "outer", "OUTER"),
+                   **skill("project/.github/skills/outer", "inner", "INNER")), None),
+], ids=["frontmatter-name", "folder-name-is-not-a-name", "no-frontmatter-is-no-skill", "nested-skill",
+        "no-skill-inside-a-skill"])
 def test_skills_are_named_by_frontmatter(sandbox, declared, layout, expected):
     sb = sandbox(dict(layout, **{"project/.github/agents/rev.md": agent_md("rev", [declared])}))
     results = spawn(sb, "rev")
@@ -491,3 +502,13 @@ def test_the_shipped_hooks_json_is_valid_for_copilot():
             assert group.get("matcher") != "", event  # Copilot rejects the whole file
             if event == "SubagentStart":
                 assert group.get("matcher") in (None, ".*")  # "*" never fires under Copilot
+
+
+def test_the_bundled_copilot_example(sandbox):
+    """examples/copilot: demo-briefed gets the phrase, demo-control nothing, the doctor is healthy."""
+    sb = sandbox()
+    example = REPO / "examples" / "copilot"
+    shown = sb.doctor("--cwd", str(example), "--harness", "copilot", "--show", "demo-briefed")
+    assert shown.rc == 0 and "marram-beacon-2264" in shown.out, shown
+    assert sb.doctor("--cwd", str(example), "--harness", "copilot", "--show", "demo-control").rc == 1
+    assert sb.doctor("--cwd", str(example), "--harness", "copilot").rc == 0
