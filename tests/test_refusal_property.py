@@ -370,9 +370,14 @@ def weighted(rng, choices):
     return choices[-1][1]
 
 
+# Plain scalars YAML reads as null, a boolean or a number are no names: the hook refuses them
+# (issue 19, defect 7), so a name that could be one is quoted. No number starts with a letter.
+NOT_PLAIN = {"null", "true", "false", "yes", "no", "on", "off"}
+
+
 def yaml_item(rng, name):
     style = rng.random()
-    if style < 0.6:
+    if style < 0.6 and name[0].isalpha() and name.lower() not in NOT_PLAIN:
         return name
     if style < 0.8:
         return '"%s"' % name
@@ -383,7 +388,9 @@ def claude_agent_text(rng, agent, skills, native):
     lines = ["---", "name: %s" % agent, "description: generated agent %s" % agent]
     if native:
         if rng.random() < 0.5:
-            lines.append("skills: %s" % ", ".join(native))
+            comma = ", ".join(native)
+            # one name alone is a plain scalar like any other (``skills: 6`` is a number in YAML)
+            lines.append("skills: %s" % (comma if len(native) > 1 else yaml_item(rng, comma)))
         else:
             lines.append("skills:")
             lines += ["  - %s" % yaml_item(rng, n) for n in native]
