@@ -492,7 +492,7 @@ def test_preflight_at_session_start_lists_gemini_agents_only(sandbox):
     result = run(sb, payload(sb, "SessionStart", source="startup"))
     assert set(result.data) == {"systemMessage"}, result
     message = result.system_message
-    assert "Gemini CLI agent 'rev' (~/.gemini/agents/rev.md): unknown skill(s): ghost" in message
+    assert "Gemini CLI agent 'rev' (~/.gemini/agents/rev.md): references unknown skill(s): ghost" in message
     assert "'ok'" not in message and "'c'" not in message and "Claude" not in message
 
 
