@@ -58,12 +58,15 @@ def installed_home(clis, tmp_path_factory):
 
 
 class Machine:
-    """A fresh home (a copy of the installed one), a git project, and a fake Gemini API."""
+    """A fresh home (a copy of the installed one, or an empty one), a git project, and a fake Gemini API."""
 
     def __init__(self, root, template, script):
         self.root = Path(root)
         self.home = self.root / "home"
-        shutil.copytree(str(template["home"]), str(self.home), symlinks=True)
+        if template is None:
+            write_tree(self.home, {".gemini/settings.json": json.dumps(SETTINGS)})
+        else:
+            shutil.copytree(str(template["home"]), str(self.home), symlinks=True)
         self.project = self.root / "project"
         git_init(self.project)
         self.server = FakeGemini(script).start()
@@ -88,8 +91,8 @@ class Machine:
 def machine(installed_home, tmp_path):
     made = []
 
-    def make(script):
-        m = Machine(tmp_path, installed_home, script)
+    def make(script, template=installed_home):
+        m = Machine(tmp_path, template, script)
         made.append(m)
         return m
 
@@ -235,3 +238,34 @@ def test_a_briefing_over_64_kib_arrives_whole(machine):
     rebuilt = assert_briefing([part], "archivist", skills)
     assert sum(len(b) for b in rebuilt.skills.values()) > 64 * 1024
     assert BRIEFED in agent_results(m.server)[0].get("output", "")
+
+
+def test_a_linked_checkout_briefs_too(machine, installed_home):
+    """``gemini extensions link`` runs the clone's gemini/ in place: the same links resolve there."""
+    alpha = Skill("alpha")
+    m = machine(spawner(["reviewer"], markers_of([alpha])), template=None)
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha"])})
+    linked = gemini(m.home, "extensions", "link", str(installed_home["clone"] / "gemini"), "--consent",
+                    cwd=m.project)
+    assert linked.rc == 0 and 'Extension "briefing" linked successfully' in linked.stdout + linked.stderr, linked
+
+    ok(m.run())
+    part, rest = split_prompt(first_request(m.server, 1).first_text())
+    assert rest == "\n\n" + task(1)
+    assert_briefing([part], "reviewer", [alpha])
+
+
+def test_an_unacknowledged_project_agent_never_reaches_the_hook(machine):
+    """What users trip over (facts/gemini-cli.md §5): Gemini CLI does not load a project agent the
+    user has not acknowledged, so its spawn fails before any hook; the pre-flight says what to do."""
+    alpha = Skill("alpha")
+    m = machine(spawner(["reviewer"], markers_of([alpha])))
+    m.write({"project/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "project/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha"])})
+
+    result = ok(m.run())
+    assert m.server.subagent_requests() == []
+    response, = agent_results(m.server)
+    assert "Subagent 'reviewer' not found" in json.dumps(response), response
+    assert "has not been acknowledged" in result.stderr and "Start `gemini` in" in result.stderr, result
