@@ -577,3 +577,21 @@ def test_gemini_guard_refuses_when_a_rule_skill_is_missing(sandbox):
 def test_gemini_agent_opts_out_of_wildcard_rules(comment, wildcard):
     text = "---\nname: g\ndescription: d\n---\nbody\n" + comment
     assert (HOOK.parse_wildcard_html_comment(text) is not False) is wildcard
+
+
+# --------------------------------------------------------------------------------------------
+# The bundled example: built-ins briefed by examples/rules/.briefing/rules.json
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("harness, agent", [("claude", "general-purpose"), ("codex", "worker"),
+                                            ("copilot", "explore"), ("gemini", "generalist")])
+def test_bundled_rules_example(sandbox, harness, agent):
+    from conftest import REPO
+    sb = sandbox()
+    r = sb.doctor("--cwd", str(REPO / "examples" / "rules"), "--show", agent, "--harness", harness, "--json")
+    assert r.rc == 0, r
+    show = json.loads(r.out)["shows"][0]
+    assert show["file"] is None and show["skills"] == ["house-rules"]
+    assert "marrowfat-beacon-2309" in rebuild([p["text"] for p in show["parts"]]).skills["house-rules"]
+    r = sb.doctor("--cwd", str(REPO / "examples" / "rules"), "--show", "statusline-setup", "--harness", "claude")
+    assert r.rc == 1 and "no rule applies" in r.err, r
