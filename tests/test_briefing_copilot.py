@@ -502,3 +502,13 @@ def test_the_shipped_hooks_json_is_valid_for_copilot():
             assert group.get("matcher") != "", event  # Copilot rejects the whole file
             if event == "SubagentStart":
                 assert group.get("matcher") in (None, ".*")  # "*" never fires under Copilot
+
+
+def test_the_bundled_copilot_example(sandbox):
+    """examples/copilot: demo-briefed gets the phrase, demo-control nothing, the doctor is healthy."""
+    sb = sandbox()
+    example = REPO / "examples" / "copilot"
+    shown = sb.doctor("--cwd", str(example), "--harness", "copilot", "--show", "demo-briefed")
+    assert shown.rc == 0 and "marram-beacon-2264" in shown.out, shown
+    assert sb.doctor("--cwd", str(example), "--harness", "copilot", "--show", "demo-control").rc == 1
+    assert sb.doctor("--cwd", str(example), "--harness", "copilot").rc == 0
