@@ -586,3 +586,13 @@ def test_claude_code_hooks_file_has_no_gemini_event():
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
     assert "BeforeTool" not in hooks
     assert not re.search(r"extensionPath", (REPO / "hooks" / "hooks.json").read_text())
+
+
+def test_doctor_show_prints_what_goes_in_front_of_the_prompt(sandbox):
+    sb = sandbox(skill("home/.gemini/skills", "a"))
+    sb.write({"home/.gemini/agents/rev.md": gemini_agent("rev", ["a"])})
+    shown = sb.doctor("--harness", "gemini", "--show", "rev")
+    assert shown.rc == 0, shown
+    assert "=== gemini subagent: rev" in shown.out and "(in front of the spawn's prompt)" in shown.out
+    part = shown.out[shown.out.index("<briefing "):].rsplit("\n", 1)[0]
+    assert rebuild([part]).skills == {"a": body("a")}
