@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CLAUDE_OUTPUT_LIMIT, agent_md as unit_agent_md
 from fakes import block_text, briefing_parts
-from kit import Skill, claude_spawner, markers_of, ok, tool_results
+from kit import Skill, claude_main_only, claude_spawner, markers_of, ok, tool_results
 from runners import REPO, write_tree
 from test_claude import machine, subagent_parts  # noqa: F401  (machine is a fixture)
 
@@ -128,3 +128,21 @@ def test_disable_slash_commands_leaves_every_native_skill_to_briefing(machine):
     rebuilt = "".join(subagent_parts(request))
     assert plain.start in rebuilt and plain.end in rebuilt, "briefing did not deliver it"
     assert all(len(p) <= CLAUDE_OUTPUT_LIMIT for p in briefing_parts(request.hook_context("SubagentStart")))
+
+
+def test_agent_session_resolves_both_lists_the_same_way(machine):
+    """``claude --agent`` preloads nothing; briefing delivers a native entry named by its frontmatter
+    ``name`` and a ``briefing:`` entry that is a legacy command, each exactly once."""
+    named, command = Skill("by-name"), Skill("legacy-cmd")
+    claude = machine(claude_main_only(markers_of([named, command])))
+    claude.write({
+        "project/.claude/skills/folder-differs/SKILL.md": named.md(),
+        "project/.claude/commands/legacy-cmd.md": command.body,
+        "project/.claude/agents/solo.md": unit_agent_md("solo", ["legacy-cmd"], ["by-name"]),
+    })
+    ok(claude.run("Work as solo.", "--agent", "solo"))
+    first = [r for r in claude.server.main_requests() if r.has_tools][0]
+    for m in markers_of([named, command]):
+        assert first.all_text.count(m) == 1, "%s arrived %d times" % (m, first.all_text.count(m))
+    parts = "".join(briefing_parts(first.hook_context("SessionStart") or ""))
+    assert named.start in parts and command.start in parts, "not delivered by briefing"
