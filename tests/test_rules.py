@@ -595,3 +595,9 @@ def test_bundled_rules_example(sandbox, harness, agent):
     assert "marrowfat-beacon-2309" in rebuild([p["text"] for p in show["parts"]]).skills["house-rules"]
     r = sb.doctor("--cwd", str(REPO / "examples" / "rules"), "--show", "statusline-setup", "--harness", "claude")
     assert r.rc == 1 and "no rule applies" in r.err, r
+
+
+def test_absurdly_nested_rules_file_is_a_parse_error():
+    with pytest.raises(HOOK.ParseError) as caught:
+        HOOK.parse_rules('{"rules": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert "not JSON" in caught.value.message
