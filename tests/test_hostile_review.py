@@ -58,6 +58,8 @@ ESCAPED_NAMES = [
      '---\nname: "revi\\x65wer"\nbriefing:\n  skills: [nope]\n---\nbody\n'),
     ("claude", "it's", "project/.claude/agents/a.md",
      "---\nname: 'it''s'\nbriefing:\n  skills: [nope]\n---\nbody\n"),
+    ("claude", "revi ewer", "project/.claude/agents/a.md",
+     "---\nname: revi\n  ewer\nbriefing:\n  skills: [nope]\n---\nbody\n"),
     ("codex", "reviewer", "project/.codex/agents/a.toml",
      '# briefing: skills = ["nope"]\nname = "revi\\u0065wer"\ndescription = "d"\n'),
     ("codex", "reviewer", "project/.codex/agents/reviewer.toml",
@@ -66,7 +68,8 @@ ESCAPED_NAMES = [
 
 
 @pytest.mark.parametrize("harness,name,path,text", ESCAPED_NAMES,
-                         ids=["yaml-u", "yaml-x-fast-path", "yaml-single-quote", "toml-u", "toml-U"])
+                         ids=["yaml-u", "yaml-x-fast-path", "yaml-single-quote", "yaml-folded",
+                              "toml-u", "toml-U"])
 def test_an_escaped_name_is_the_same_agent_on_every_path(sandbox, harness, name, path, text):
     sb = sandbox({path: text})
     guard_denies(sb, name, harness)
