@@ -102,7 +102,9 @@ def test_each_native_entry_arrives_exactly_once_or_is_refused(machine, tmp_path)
 
     off = denial_of(server, "off-agent")
     assert off and "PreToolUse:Agent hook error" in off, off
-    assert 'turned off by skillOverrides "offskill": "off" in ' in off and "settings.json" in off, off
+    # the reason names the setting and the file that holds it (bounded wording: issue 17)
+    assert 'turned off by skillOverrides "offskill": "off"' in off, off
+    assert 'skillOverrides "offskill": "off" in ' in off and "/project/.claude/settings.json" in off, off
     assert request_of(server, cases[-1]) is None
     for other in cases[:-1] + [dev_case]:
         assert denial_of(server, other.agent) is None, denial_of(server, other.agent)
