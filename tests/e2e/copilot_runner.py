@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from fakes import AnthropicRequest, FakeAnthropic, block_text, tool_use
-from runners import REPO, _base_env, binaries, git_init, run_process, write_tree
+from runners import REPO, CliMachine, _base_env, run_process
 
 
 class CopilotRequest(AnthropicRequest):
@@ -48,25 +48,16 @@ def task(agent_type, prompt="Do the e2e task and report.", name="e2e-sub"):
                              "name": name, "mode": "sync"})
 
 
-class Copilot:
+class Copilot(CliMachine):
     """A fresh machine for Copilot CLI runs: ``root/home`` is HOME (COPILOT_HOME ``home/.copilot``)."""
 
-    def __init__(self, root, server, cache):
-        self.root = Path(root)
-        self.server = server
-        self.cache = Path(cache)
-        self.home = self.root / "home"
-        self.copilot_home = self.home / ".copilot"
-        self.project = self.root / "project"
-        self.tmp = self.root / "tmp"
-        for d in (self.copilot_home, self.tmp):
-            d.mkdir(parents=True, exist_ok=True)
-        git_init(self.project, commit=True)
-        self.binary = binaries()[2]
+    binary_index = 2
+    cli_timeout = 30
 
-    def write(self, files):
-        write_tree(self.root, files)
-        return self
+    def __init__(self, root, server, cache):
+        self.cache = Path(cache)
+        self.copilot_home = Path(root) / "home" / ".copilot"
+        CliMachine.__init__(self, root, server, extra_dirs=(self.copilot_home,), commit=True)
 
     def env(self):
         env = _base_env()
@@ -84,9 +75,6 @@ class Copilot:
             "NO_COLOR": "1",
         })
         return env
-
-    def cli(self, *args, timeout=30, cwd=None):
-        return run_process([self.binary] + list(args), self.env(), cwd or self.project, timeout)
 
     def install(self, checkout):
         """``copilot plugin install <local checkout>``, as a user would; returns the installed copy."""

@@ -154,24 +154,45 @@ class ClaudeResult(Proc):
         return [e for e in self.events if e.get("type") == "result"]
 
 
-class Claude:
-    """A fresh machine for one Claude Code run: ``root/home`` is HOME, ``root/project`` the cwd."""
+class CliMachine:
+    """A fresh machine for one CLI: ``root/home`` is HOME, ``root/project`` a git project, ``root/tmp`` TMPDIR.
 
-    def __init__(self, root, server):
+    A subclass names its binary (the index into binaries()), the folders it
+    needs besides these, and its environment (``env()``).
+    """
+
+    binary_index = None
+    cli_timeout = 60
+
+    def __init__(self, root, server, extra_dirs=(), commit=False):
         self.root = Path(root)
         self.server = server
         self.home = self.root / "home"
         self.project = self.root / "project"
         self.tmp = self.root / "tmp"
-        self.cc_tmp = self.root / "cc-tmp"
-        for d in (self.home, self.tmp, self.cc_tmp):
+        for d in (self.home, self.tmp) + tuple(extra_dirs):
             d.mkdir(parents=True, exist_ok=True)
-        git_init(self.project)
-        self.binary = binaries()[0]
+        git_init(self.project, commit=commit)
+        self.binary = binaries()[self.binary_index]
 
     def write(self, files):
         write_tree(self.root, files)
         return self
+
+    def cli(self, *args, timeout=None, cwd=None):
+        """Run the CLI with ``args`` as given (nothing added)."""
+        return run_process([self.binary] + list(args), self.env(), cwd or self.project,
+                           timeout or self.cli_timeout)
+
+
+class Claude(CliMachine):
+    """A fresh machine for one Claude Code run: ``root/home`` is HOME, ``root/project`` the cwd."""
+
+    binary_index = 0
+
+    def __init__(self, root, server):
+        self.cc_tmp = Path(root) / "cc-tmp"
+        CliMachine.__init__(self, root, server, extra_dirs=(self.cc_tmp,))
 
     def env(self):
         env = _base_env()
@@ -187,10 +208,6 @@ class Claude:
             "DISABLE_ERROR_REPORTING": "1",
         })
         return env
-
-    def cli(self, *args, timeout=60, cwd=None):
-        """Run ``claude <args>`` (no plugin dir added)."""
-        return run_process([self.binary] + list(args), self.env(), cwd or self.project, timeout)
 
     def run(self, prompt, *args, plugin_dirs=(REPO,), timeout=90, cwd=None, debug=True):
         argv = [self.binary, "-p", prompt, "--output-format", "stream-json", "--verbose",
@@ -229,30 +246,20 @@ enabled = false
 """
 
 
-class Codex:
+class Codex(CliMachine):
     """A fresh machine for one Codex run with the plugin installed from a local marketplace.
 
     ``root/home`` is HOME, ``root/home/.codex`` CODEX_HOME (outside TMPDIR,
     which is ``root/tmp``), ``root/project`` a git repository with one commit.
     """
 
+    binary_index = 1
+
     def __init__(self, root, server, marketplace=None):
-        self.root = Path(root)
-        self.server = server
-        self.home = self.root / "home"
-        self.codex_home = self.home / ".codex"
-        self.project = self.root / "project"
-        self.tmp = self.root / "tmp"
-        for d in (self.codex_home, self.tmp):
-            d.mkdir(parents=True, exist_ok=True)
-        git_init(self.project, commit=True)
-        self.binary = binaries()[1]
+        self.codex_home = Path(root) / "home" / ".codex"
+        CliMachine.__init__(self, root, server, extra_dirs=(self.codex_home,), commit=True)
         (self.codex_home / "config.toml").write_text(CONFIG.format(url=server.url), encoding="utf-8")
         self.marketplace = marketplace
-
-    def write(self, files):
-        write_tree(self.root, files)
-        return self
 
     def env(self):
         env = _base_env()
@@ -271,9 +278,6 @@ class Codex:
             env[key] = proxy
             env[key.lower()] = proxy
         return env
-
-    def cli(self, *args, timeout=60, cwd=None):
-        return run_process([self.binary] + list(args), self.env(), cwd or self.project, timeout)
 
     def install(self, marketplace_dir, plugin="briefing", marketplace=MARKETPLACE):
         """Install ``plugin`` the way a user would: add the local marketplace, then the plugin."""
