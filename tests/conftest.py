@@ -167,12 +167,28 @@ class HookTimeout(BaseException):
 
 
 def hook_code():
-    """The hook compiled once per test session; each run executes it in a fresh namespace."""
-    source = HOOK.read_bytes()
-    if source not in _HOOK_CODE:
+    """The hook compiled once per version of the file; each run executes it in a fresh namespace."""
+    info = os.stat(str(HOOK))
+    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+    if stamp not in _HOOK_CODE:
         _HOOK_CODE.clear()
-        _HOOK_CODE[source] = compile(source, str(HOOK), "exec", dont_inherit=True)
-    return _HOOK_CODE[source]
+        _HOOK_CODE[stamp] = compile(HOOK.read_bytes(), str(HOOK), "exec", dont_inherit=True)
+    return _HOOK_CODE[stamp]
+
+
+def swap_environ(env):
+    """Make ``os.environ`` equal ``env``, touching only the keys that differ; returns the old one.
+
+    Clearing and refilling it costs a putenv per variable and run, a good part
+    of a run's time in a suite of thousands of runs.
+    """
+    old = dict(os.environ)
+    for key in [k for k in old if k not in env]:
+        del os.environ[key]
+    for key, value in env.items():
+        if old.get(key) != value:
+            os.environ[key] = value
+    return old
 
 
 def run_in_process(program, args, stdin, env, cwd, timeout):
@@ -186,13 +202,11 @@ def run_in_process(program, args, stdin, env, cwd, timeout):
     code = hook_code()
     out, err = io.BytesIO(), io.BytesIO()
     with _IN_PROCESS:
-        saved = (dict(os.environ), os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr,
+        saved = (swap_environ(env), os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr,
                  list(sys.path), sys.modules.pop("tomllib", None))
         timer = threading.current_thread() is threading.main_thread() and timeout
         old_handler = None
         try:
-            os.environ.clear()
-            os.environ.update(env)
             os.chdir(cwd)
             extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
             sys.path[:0] = extra
@@ -230,8 +244,7 @@ def run_in_process(program, args, stdin, env, cwd, timeout):
                 except Exception:
                     pass
             environ, old_cwd, sys.argv, sys.stdin, sys.stdout, sys.stderr, path, tomllib = saved
-            os.environ.clear()
-            os.environ.update(environ)
+            swap_environ(environ)
             os.chdir(old_cwd)
             sys.path[:] = path
             sys.modules.pop("tomllib", None)
@@ -239,6 +252,18 @@ def run_in_process(program, args, stdin, env, cwd, timeout):
                 sys.modules["tomllib"] = tomllib
     return Result(rc, out.getvalue().decode("utf-8", "replace"),
                   err.getvalue().decode("utf-8", "replace"), ["in-process", str(program)] + list(args))
+
+
+def _put(path, content):
+    if isinstance(content, Symlink):
+        os.symlink(content.target, path)
+    elif isinstance(content, Fifo):
+        os.mkfifo(path)
+    elif content is DIR:
+        os.makedirs(path, exist_ok=True)
+    else:
+        with open(path, "wb") as handle:
+            handle.write(content if isinstance(content, bytes) else content.encode("utf-8"))
 
 
 class Sandbox:
@@ -258,19 +283,14 @@ class Sandbox:
         self.extra_env = {}
 
     def write(self, files):
+        root = str(self.root)
         for rel, content in files.items():
-            path = self.root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, Symlink):
-                os.symlink(content.target, str(path))
-            elif isinstance(content, Fifo):
-                os.mkfifo(str(path))
-            elif content is DIR:
-                path.mkdir(parents=True, exist_ok=True)
-            elif isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_bytes(content.encode("utf-8"))
+            path = os.path.join(root, rel)
+            try:
+                _put(path, content)
+            except FileNotFoundError:  # its folder is not there yet: made only then, for speed
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                _put(path, content)
         return self
 
     def path(self, rel):

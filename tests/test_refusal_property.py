@@ -76,16 +76,15 @@ def body_of(rng, size):
     return text
 
 
-_MADE = set()
-
-
 def write(path, data):
-    folder = os.path.dirname(path)
-    if folder not in _MADE:
-        os.makedirs(folder, exist_ok=True)
-        _MADE.add(folder)
-    with open(path, "wb") as handle:
-        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        handle = open(path, "wb")
+    except FileNotFoundError:  # its folder is not there yet: made only then, for speed
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        handle = open(path, "wb")
+    with handle:
+        handle.write(data)
 
 
 def skill_text(name, body):
