@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import HOOK, HOOK_PYTHON, load_hook, run_in_process
+from conftest import HOOK, HOOK_PYTHON, load_hook, registered_command, run_in_process
 
 SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261130"))
 SCALE = float(os.environ.get("BRIEFING_PROPERTY_SCALE", "1"))
@@ -593,7 +593,7 @@ def run_hook(layout, payload, args=(), as_process=False):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": layout.home, "LANG": "C.UTF-8"}
     stdin = json.dumps(payload).encode()
     if as_process:
-        proc = subprocess.run([HOOK_PYTHON, str(HOOK)] + list(args), input=stdin, stdout=subprocess.PIPE,
+        proc = subprocess.run([HOOK_PYTHON] + registered_command(HOOK, env) + list(args), input=stdin, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env, cwd=layout.cwd, timeout=60)
         rc, out, err = proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
     else:
