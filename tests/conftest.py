@@ -254,6 +254,16 @@ def _put(path, content):
             handle.write(content if isinstance(content, bytes) else content.encode("utf-8"))
 
 
+def is_hook_copy(program):
+    """Whether ``program`` is a copy of the hook (in a copied plugin): it runs in-process too,
+    with its own ``__file__``, so that it finds its own plugin root as the copy would."""
+    try:
+        return os.path.basename(str(program)) == "briefing-preload" and \
+            Path(program).read_bytes() == HOOK.read_bytes()
+    except OSError:
+        return False
+
+
 def registered_command(program, env):
     """How a harness starts ``program`` (after the interpreter): a hook script through the
     launcher beside it, with the flags hooks.json gives it, as every registered command does.
@@ -394,7 +404,7 @@ class Sandbox:
         if isinstance(stdin, str):
             stdin = stdin.encode("utf-8")
         run_env, run_cwd = self.env(**(env or {})), str(cwd or self.project)
-        if python is None and program in (HOOK, DOCTOR_LINK) and not ALWAYS_SUBPROCESS:
+        if python is None and not ALWAYS_SUBPROCESS and (program in (HOOK, DOCTOR_LINK) or is_hook_copy(program)):
             result = run_in_process(program, [str(a) for a in args], stdin, run_env, run_cwd, timeout)
         else:
             argv = [python or HOOK_PYTHON] + registered_command(program, run_env) + [str(a) for a in args]
