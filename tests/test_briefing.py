@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (CLAUDE_OUTPUT_LIMIT, DIR, HOOK, HOOK_PYTHON, PARTS, REPO, Fifo, Symlink,
-                      agent_md, skill_md, skills_files, text_of)
+                      agent_md, role_toml, skill_md, skills_files, text_of)
 from framing import ABORT_OPEN, PART_OPEN, SKILL_OPEN, rebuild
 
 # --------------------------------------------------------------------------------------------
@@ -1267,3 +1267,27 @@ def test_hook_compiles_on_python_3_8():
                            "import sys; compile(open(sys.argv[1], encoding='utf-8').read(), sys.argv[1], 'exec')",
                            str(HOOK)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+# An entry that is there but is no file (a folder, a dangling link) is not an unknown skill:
+# the refusal and the doctor say what stands in its place, so the fix is obvious. (A FIFO or a
+# device, which only a process can contain if the hook regressed, is in test_hostile.py.)
+UNUSABLE_ENTRIES = [
+    ("folder", DIR),
+    ("dangling-link", Symlink("nowhere.md")),
+]
+
+
+@pytest.mark.parametrize("harness, root, agent", [
+    ("claude", "project/.claude/skills", (PA % "u", agent_md("u", ["s"]))),
+    ("codex", "project/.codex/skills", ("project/.codex/agents/u.toml", role_toml("u", ["s"]))),
+], ids=["claude", "codex"])
+@pytest.mark.parametrize("kind, entry", UNUSABLE_ENTRIES, ids=[k for k, _ in UNUSABLE_ENTRIES])
+def test_an_entry_that_is_no_file_is_named_for_what_it_is(sandbox, harness, root, agent, kind, entry):
+    path = "%s/s/SKILL.md" % root
+    sb = sandbox({agent[0]: agent[1], path: entry})
+    guard = sb.run(sb.guard("u", harness))
+    assert guard.decision == "deny", guard
+    assert "s (SKILL.md is not a regular file)" in guard.reason, guard
+    show = json.loads(sb.doctor("--show", "u", "--json").out)["shows"][0]
+    assert show["problems"] and "SKILL.md at %s is not a regular file" % sb.path(path) in show["problems"][0], show
