@@ -1291,3 +1291,23 @@ def test_an_entry_that_is_no_file_is_named_for_what_it_is(sandbox, harness, root
     assert "s (SKILL.md is not a regular file)" in guard.reason, guard
     show = json.loads(sb.doctor("--show", "u", "--json").out)["shows"][0]
     assert show["problems"] and "SKILL.md at %s is not a regular file" % sb.path(path) in show["problems"][0], show
+
+
+# One skill reached under two names through a link is one skill: delivered once, and never
+# injected when the native field preloads it under the other name. The link may be the skill's
+# folder or its SKILL.md.
+LINKED = [
+    # case                          link                                                  native, briefing
+    ("folder link",                 {"project/.claude/skills/alias": Symlink("real")},    [], ["real", "alias"]),
+    ("SKILL.md link",               {PS % "alias": Symlink("../real/SKILL.md")},          [], ["alias", "real"]),
+    ("native under the other name", {"project/.claude/skills/alias": Symlink("real")},    ["real"], ["alias"]),
+]
+
+
+@pytest.mark.parametrize("link, native, briefing", [c[1:] for c in LINKED], ids=[c[0] for c in LINKED])
+def test_a_skill_reached_through_a_link_is_one_skill(sandbox, link, native, briefing):
+    sb = sandbox({PS % "real": skill_md("real", "REAL-BODY\n"),
+                  PA % "a": agent_md("a", briefing, native=native or None)})
+    sb.write(link)
+    joined = "".join(contexts(brief(sb, "a")))
+    assert joined.count("REAL-BODY") == (0 if native else 1), joined
