@@ -19,7 +19,6 @@ The seal never occurs inside any skill text, so the first closing tag that
 carries it ends the element. ``fragment`` appears only on a skill split
 across parts; the fragments, joined in order, are the body exactly.
 """
-import html
 import re
 
 PART_OPEN = re.compile(
@@ -30,6 +29,17 @@ SKILL_OPEN = re.compile(
     r'<skill name="(?P<name>[^"]*)" dir="(?P<dir>[^"]*)"'
     r'(?: fragment="(?P<j>\d+)/(?P<m>\d+)")? seal="(?P<seal>[0-9a-f]+)">\n'
 )
+
+ATTR_ENTITY = re.compile(r"&(?:(amp|quot|lt|gt)|#x([0-9a-f]+));")
+
+
+def unescape(value):
+    """An attribute value as written: the four named entities and ``&#xN;`` for control characters.
+
+    Not ``html.unescape``, which drops the C0 controls an escaped path may carry.
+    """
+    named = {"amp": "&", "quot": '"', "lt": "<", "gt": ">"}
+    return ATTR_ENTITY.sub(lambda m: named[m.group(1)] if m.group(1) else chr(int(m.group(2), 16)), value)
 
 
 class Rebuilt:
@@ -56,14 +66,14 @@ def rebuild(contexts):
     for text in contexts:
         if ABORT_OPEN.match(text):
             result.aborted = True
-            result.agent = html.unescape(ABORT_OPEN.match(text).group("agent"))
+            result.agent = unescape(ABORT_OPEN.match(text).group("agent"))
             continue
         head = PART_OPEN.match(text)
         assert head, "part does not start with a <briefing … part=… seal=…> line: %r" % text[:200]
         seal = head.group("seal")
         assert result.seal in (None, seal), "parts carry different seals"
         result.seal = seal
-        result.agent = html.unescape(head.group("agent"))
+        result.agent = unescape(head.group("agent"))
         i, n = int(head.group("i")), int(head.group("n"))
         assert i not in result.parts, "part %d arrived twice" % i
         result.parts[i] = n
@@ -78,11 +88,11 @@ def rebuild(contexts):
             assert found.group("seal") == seal, "skill element with a foreign seal"
             stop = text.find(close, found.end())
             assert stop >= 0, "skill element without its closing tag"
-            name = html.unescape(found.group("name"))
+            name = unescape(found.group("name"))
             j, m = int(found.group("j") or 1), int(found.group("m") or 1)
             assert j not in fragments.setdefault(name, {}), "fragment %d of %s twice" % (j, name)
             fragments[name][j] = (m, text[found.end():stop], i)
-            result.dirs[name] = html.unescape(found.group("dir"))
+            result.dirs[name] = unescape(found.group("dir"))
             pos = stop + len(close)
     counts = set(result.parts.values())
     assert len(counts) <= 1, "parts disagree on how many there are: %r" % counts

@@ -10,7 +10,6 @@ writes a file.
 Item 6 (refusal is exact) lives in ``test_refusal_property.py``; item 8 (the
 fuzzer) elsewhere.
 """
-import html
 import json
 import os
 import re
@@ -23,7 +22,7 @@ import pytest
 
 from conftest import (CLAUDE_OUTPUT_LIMIT, DIR, HOOK, HOOK_PYTHON, PARTS, REPO, Fifo,
                       Symlink, agent_md, load_hook, role_toml, skill_md)
-from framing import ABORT_OPEN, SKILL_OPEN, rebuild
+from framing import ABORT_OPEN, SKILL_OPEN, rebuild, unescape
 
 # A hook that blocks on a FIFO or reads /dev/zero is killed after this long;
 # the test then fails with TimeoutExpired instead of hanging the suite.
@@ -1177,7 +1176,9 @@ def test_forgeries_across_fragments(sandbox, harness):
     _check_framing(sb, harness, {"host": host, "other": _forgery("fedcba987654") * 3})
 
 
-ODD_DIR = 'we"ird & <dir> \'q\''
+# Quotes, markup and control characters (a tab, an escape, a line break) that a folder name may
+# hold: each must reach the agent escaped inside one attribute, never break the opening line.
+ODD_DIR = 'we"ird & <dir> \'q\'\t\x1b\nline'
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
@@ -1217,7 +1218,7 @@ def test_attribute_values_are_escaped(sandbox, harness):
     abort = check_hook(sb.run(sb.spawn(agent, harness, cwd=str(cwd)), args=("--part", 1), cwd=cwd,
                               check=False))
     match = ABORT_OPEN.match(abort.context or "")
-    assert match and html.unescape(match.group("agent")) == agent, abort
+    assert match and unescape(match.group("agent")) == agent, abort
 
 
 # =========================================================================== item 7
