@@ -21,6 +21,7 @@ import importlib.util
 import io
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -35,7 +36,11 @@ HOOK = REPO / "hooks" / "briefing-preload"
 DOCTOR_LINK = REPO / "bin" / "briefing-doctor"
 HOOK_PYTHON = os.environ.get("BRIEFING_TEST_PYTHON") or sys.executable
 ALWAYS_SUBPROCESS = os.environ.get("BRIEFING_TEST_SUBPROCESS") == "1"
-PARTS = len(json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SubagentStart"][0]["hooks"])
+HOOKS_JSON = json.loads((REPO / "hooks" / "hooks.json").read_text())
+PARTS = len(HOOKS_JSON["hooks"]["SubagentStart"][0]["hooks"])
+# The interpreter flags of the registered commands (python3 FLAGS .../briefing-launch .../briefing-preload).
+_GUARD = shlex.split(HOOKS_JSON["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+REGISTERED_FLAGS = _GUARD[1:[i for i, arg in enumerate(_GUARD) if arg.endswith("/briefing-launch")][0]]
 # Claude Code cuts any single hook output over this many characters to a preview.
 CLAUDE_OUTPUT_LIMIT = 10000
 
@@ -276,7 +281,7 @@ def registered_command(program, env):
     launcher = os.path.join(os.path.dirname(str(program)), "briefing-launch")
     if os.path.basename(str(program)) != "briefing-preload" or not os.path.isfile(launcher):
         return [str(program)]
-    flags = ["-S", "-B"] if env.get("PYTHONPATH") else ["-I", "-S", "-B"]
+    flags = [f for f in REGISTERED_FLAGS if f != "-I"] if env.get("PYTHONPATH") else REGISTERED_FLAGS
     return flags + [launcher, str(program)]
 
 

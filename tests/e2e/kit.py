@@ -8,7 +8,7 @@ import json
 import uuid
 from pathlib import Path
 
-from fakes import spawn, spawn_agent, wait_agent
+from fakes import block_text, spawn, spawn_agent, wait_agent
 from framing import rebuild
 
 BRIEFED, UNBRIEFED, PARTIAL = "VERDICT-BRIEFED", "VERDICT-UNBRIEFED", "VERDICT-PARTIAL"
@@ -113,6 +113,20 @@ def tool_results(request):
 # --------------------------------------------------------------------------
 # Codex: spawn_agent, wait_agent on it, next spawn..., then finish.
 # --------------------------------------------------------------------------
+
+def claude_denial(server, why="the spawn was refused"):
+    """The text Claude Code hands the parent model for a spawn the guard denied.
+
+    No subagent request reached the model server, and the main agent's second
+    request ends with an error tool_result: the guard's reason (facts/claude-code.md §3.4).
+    """
+    assert server.subagent_requests() == [], "the subagent started although %s" % why
+    mains = [r for r in server.main_requests() if r.has_tools]
+    assert len(mains) >= 2, mains
+    denial = tool_results(mains[1])[-1]
+    assert denial.get("is_error") is True, denial
+    return block_text(denial.get("content"))
+
 
 def codex_spawner(roles, markers, max_waits=6, prelude=()):
     """Make the ``prelude`` calls (e.g. a shell ``cd``) first; then spawn each role in turn and wait

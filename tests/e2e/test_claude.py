@@ -12,7 +12,7 @@ import pytest
 from conftest import CLAUDE_OUTPUT_LIMIT, agent_md as unit_agent_md
 from fakes import FakeAnthropic, bash, block_text, briefing_parts, spawn
 from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_main_only, claude_sequence,
-                 claude_spawner, helper_marketplace, markers_of, ok, tool_results)
+                 claude_denial, claude_spawner, helper_marketplace, markers_of, ok, tool_results)
 from runners import REPO, Claude, tracked_copy
 
 pytestmark = pytest.mark.e2e
@@ -122,12 +122,7 @@ def test_missing_skill_denies_the_spawn_and_preflight_names_it(machine):
     result = ok(claude.run("Review the change."))
     server = claude.server
 
-    assert server.subagent_requests() == [], "the subagent started although a skill is missing"
-    mains = [r for r in server.main_requests() if r.has_tools]
-    assert len(mains) >= 2
-    denial = tool_results(mains[1])[-1]
-    assert denial.get("is_error") is True
-    text = block_text(denial.get("content"))
+    text = claude_denial(server, "a skill is missing")
     assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'reviewer' references unknown skill(s): ")
     assert "ghost-skill" in text
     assert not any(m in r.all_text for r in server.log for m in alpha.markers)
@@ -403,12 +398,7 @@ def test_a_refusal_of_many_missing_skills_stays_small(machine):
     result = ok(claude.run("Review the change."))
     server = claude.server
 
-    assert server.subagent_requests() == [], "the subagent started although skills are missing"
-    mains = [r for r in server.main_requests() if r.has_tools]
-    assert len(mains) >= 2
-    denial = tool_results(mains[1])[-1]
-    assert denial.get("is_error") is True, denial
-    text = block_text(denial.get("content"))
+    text = claude_denial(server, "skills are missing")
     assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'hoarder' references unknown "
                            "skill(s): ghost-skill-000, ghost-skill-001"), text[:300]
     assert len(text) < 2000 and len(text.encode("utf-8")) < 2000, len(text)

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from kit import BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_spawner, markers_of, ok, tool_results
+from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_denial, claude_spawner, markers_of, ok,
+                 tool_results)
 from fakes import block_text
 from test_claude import final_report, machine, project_skills, subagent_parts  # noqa: F401 (fixture)
 
@@ -47,11 +48,7 @@ def test_a_missing_rule_skill_refuses_the_builtin_spawn(machine):
     result = ok(claude.run("Look around."))
     server = claude.server
 
-    assert server.subagent_requests() == [], "the subagent started although a rule's skill is missing"
-    mains = [r for r in server.main_requests() if r.has_tools]
-    denial = tool_results(mains[1])[-1]
-    assert denial.get("is_error") is True
-    text = block_text(denial.get("content"))
+    text = claude_denial(server, "a rule's skill is missing")
     assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'general-purpose' references "
                            "unknown skill(s): ghost-skill"), text
     assert "rule '*' in %s" % (claude.project / ".briefing" / "rules.json") in text, text
