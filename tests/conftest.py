@@ -1,26 +1,24 @@
 """Shared fixtures: one sandbox that builds HOME and a project from a dict,
 and one runner that runs the hook as a harness would.
 
-Most runs are in-process: the hook's own ``main()``, executed from a fresh
-module namespace each time, with stdin, stdout, stderr, argv, the environment
-and the working directory swapped for the run. That is the code path of a
+Most runs are in-process: the hook's own ``main()`` (its package, imported
+once: its modules keep nothing between runs), with stdin, stdout, stderr,
+argv, the environment and the working directory swapped for the run. That is the code path of a
 harness's subprocess (argument parsing, stdin decoding, dispatch, the
 catch-all) at a small fraction of the cost. What only a process can show goes
 through a real one: a test that names an interpreter (``python=``) or another
-program, the launcher and bytecode tests, the commands exactly as hooks.json
-registers them. ``BRIEFING_TEST_SUBPROCESS=1`` sends every run through a
+program, the bytecode tests, the commands exactly as hooks.json registers them. ``BRIEFING_TEST_SUBPROCESS=1`` sends every run through a
 process (the slow, literal mode).
 
 The hook runs on the interpreter that runs pytest: ``scripts/test`` runs the
 suite once per interpreter (oldest, 3.10 for the tomllib fallback, newest).
 ``BRIEFING_TEST_PYTHON`` picks the interpreter of the subprocess runs.
 """
-import builtins
-import importlib.machinery
-import importlib.util
+import importlib
 import io
 import json
 import os
+import pkgutil
 import shlex
 import signal
 import subprocess
@@ -32,15 +30,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-HOOK = REPO / "hooks" / "briefing-preload"
+HOOKS_DIR = REPO / "hooks"
+HOOK = HOOKS_DIR / "briefing-preload"
+PACKAGE = HOOKS_DIR / "briefing"
 DOCTOR_LINK = REPO / "bin" / "briefing-doctor"
 HOOK_PYTHON = os.environ.get("BRIEFING_TEST_PYTHON") or sys.executable
 ALWAYS_SUBPROCESS = os.environ.get("BRIEFING_TEST_SUBPROCESS") == "1"
 HOOKS_JSON = json.loads((REPO / "hooks" / "hooks.json").read_text())
 PARTS = len(HOOKS_JSON["hooks"]["SubagentStart"][0]["hooks"])
-# The interpreter flags of the registered commands (python3 FLAGS .../briefing-launch .../briefing-preload).
+# The interpreter flags of the registered commands (python3 FLAGS .../briefing-preload [--part N]).
 _GUARD = shlex.split(HOOKS_JSON["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
-REGISTERED_FLAGS = _GUARD[1:[i for i, arg in enumerate(_GUARD) if arg.endswith("/briefing-launch")][0]]
+REGISTERED_FLAGS = _GUARD[1:[i for i, arg in enumerate(_GUARD) if arg.endswith("/briefing-preload")][0]]
 # Claude Code cuts any single hook output over this many characters to a preview.
 CLAUDE_OUTPUT_LIMIT = 10000
 
@@ -94,14 +94,57 @@ def role_toml(name, skills=None, extra="", instructions="You are a test role."):
     return "\n".join(lines) + "\n"
 
 
-def load_hook(module_name="briefing_preload"):
-    """The hook as a module, for in-process tests; no bytecode is written next to it."""
+def hook_package():
+    """The hook's package ``briefing``, imported once per test process from hooks/.
+
+    Its modules hold no state between runs (each run builds its own Machine), so one
+    import serves every in-process run, as one process serves one run.
+    """
+    if str(HOOKS_DIR) not in sys.path:
+        sys.path.insert(0, str(HOOKS_DIR))
     sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader(module_name, str(HOOK))
-    spec = importlib.util.spec_from_loader(module_name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    import briefing.main  # noqa: F401
+    return sys.modules["briefing"]
+
+
+def package_modules():
+    """Every module of the package, imported: the core modules, then each harness module."""
+    package = hook_package()
+    names = ["briefing." + m.name for m in pkgutil.iter_modules([str(PACKAGE)])]
+    names += ["briefing.harnesses." + m.name for m in pkgutil.iter_modules([str(PACKAGE / "harnesses")])]
+    return [package] + [importlib.import_module(name) for name in names]
+
+
+class HookView:
+    """All the package's names as one namespace (``hook.parse_frontmatter``, ``hook.Machine``),
+    for tests of its functions. A name is looked up in the module that defines it; to swap one
+    for a test, patch it where it is used (``monkeypatch.setattr(module, name, ...)``)."""
+
+    def __init__(self):
+        self._modules = package_modules()
+
+    def __getattr__(self, name):
+        for module in self._modules:
+            if name in vars(module) and name != "HARNESS":
+                return vars(module)[name]
+        raise AttributeError(name)
+
+    def modules_using(self, name):
+        """The modules in which ``name`` is bound: where a test must patch it."""
+        return [m for m in self._modules if name in vars(m)]
+
+
+def load_hook(module_name=None):
+    """The hook's package as one namespace, for in-process tests; no bytecode is written."""
+    return HookView()
+
+
+def package_files(prefix):
+    """{sandbox path: bytes} of the hook's package, under ``prefix`` (a copied plugin's hooks/)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        out["%s/briefing/%s" % (prefix, path.relative_to(PACKAGE).as_posix())] = path.read_bytes()
+    return out
 
 
 def text_of(tag, size):
@@ -163,7 +206,6 @@ class Result:
         return hso.get("permissionDecisionReason")
 
 
-_HOOK_CODE = {}
 _IN_PROCESS = threading.Lock()  # os.environ, the cwd and sys.std* belong to the whole process
 
 
@@ -171,25 +213,15 @@ class HookTimeout(BaseException):
     """A run took longer than its timeout; BaseException, so the hook's catch-all cannot swallow it."""
 
 
-def hook_code():
-    """The hook compiled once per version of the file; each run executes it in a fresh namespace."""
-    info = os.stat(str(HOOK))
-    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
-    if stamp not in _HOOK_CODE:
-        _HOOK_CODE.clear()
-        _HOOK_CODE[stamp] = compile(HOOK.read_bytes(), str(HOOK), "exec", dont_inherit=True)
-    return _HOOK_CODE[stamp]
-
-
 def run_in_process(program, args, stdin, env, cwd, timeout):
     """Run the hook's ``main()`` here, as ``python3 PROGRAM ARGS`` would with this stdin, env and cwd.
 
-    A fresh module namespace per run, so no state survives between runs. An
+    ``sys.argv[0]`` is PROGRAM, from which the hook finds its plugin root. An
     exception that escapes ``main()`` is reported as a process would report it:
     rc 1 and a traceback on stderr. ``PYTHONPATH`` in ``env`` is honoured for
     imports made during the run (the tomllib shim of the Codex tests).
     """
-    code = hook_code()
+    main = hook_package().main.main
     out, err = io.BytesIO(), io.BytesIO()
     with _IN_PROCESS:
         # The hook reads its environment only through os.environ (it starts no process), so a
@@ -213,11 +245,8 @@ def run_in_process(program, args, stdin, env, cwd, timeout):
                     raise HookTimeout("no answer within %s s" % timeout)
                 old_handler = signal.signal(signal.SIGALRM, expire)
                 signal.setitimer(signal.ITIMER_REAL, timeout)
-            namespace = {"__name__": "briefing_preload", "__file__": str(program),
-                         "__builtins__": builtins}
             try:
-                exec(code, namespace)
-                rc = namespace["main"](list(args))
+                rc = main(list(args))
             except SystemExit as exc:
                 rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             except HookTimeout:
@@ -270,19 +299,17 @@ def is_hook_copy(program):
 
 
 def registered_command(program, env):
-    """How a harness starts ``program`` (after the interpreter): a hook script through the
-    launcher beside it, with the flags hooks.json gives it, as every registered command does.
+    """How a harness starts ``program`` (after the interpreter): a hook script with the flags
+    hooks.json gives it, as every registered command does.
 
-    So a process run tests the shipped path (checked bytecode, no site), at a quarter of the
-    cost of compiling the script's source in every process. ``-I`` would drop ``PYTHONPATH``,
-    which a test sets only to put a module in the hook's way: then only ``-S -B``. Anything
-    else (``bin/briefing-doctor``, as a person runs it) is started directly.
+    So a process run tests the shipped path (checked bytecode, no site). ``-I`` would drop
+    ``PYTHONPATH``, which a test sets only to put a module in the hook's way: then only
+    ``-S -B``. Anything else (``bin/briefing-doctor``, as a person runs it) is started directly.
     """
-    launcher = os.path.join(os.path.dirname(str(program)), "briefing-launch")
-    if os.path.basename(str(program)) != "briefing-preload" or not os.path.isfile(launcher):
+    if os.path.basename(str(program)) != "briefing-preload":
         return [str(program)]
     flags = [f for f in REGISTERED_FLAGS if f != "-I"] if env.get("PYTHONPATH") else REGISTERED_FLAGS
-    return flags + [launcher, str(program)]
+    return flags + [str(program)]
 
 
 class Sandbox:

@@ -630,12 +630,10 @@ def fallback_results(tmp_path_factory):
     cases = folder / "cases.json"
     cases.write_text(json.dumps(texts))
     script = (
-        "import importlib.machinery, importlib.util, json, sys\n"
+        "import json, os, sys\n"
         "sys.dont_write_bytecode = True\n"
-        "loader = importlib.machinery.SourceFileLoader('briefing_preload', sys.argv[1])\n"
-        "spec = importlib.util.spec_from_loader(loader.name, loader)\n"
-        "mod = importlib.util.module_from_spec(spec)\n"
-        "loader.exec_module(mod)\n"
+        "sys.path.insert(0, os.path.dirname(sys.argv[1]))\n"
+        "from briefing import toml_subset as mod\n"
         "out = []\n"
         "for text in json.load(open(sys.argv[2], encoding='utf-8')):\n"
         "    try:\n"

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import CLAUDE_OUTPUT_LIMIT, PARTS, REPO, agent_md, role_toml, skill_md
+from conftest import CLAUDE_OUTPUT_LIMIT, PARTS, REPO, agent_md, package_files, role_toml, skill_md
 from framing import rebuild
 
 VIA = pytest.mark.parametrize("via_link", [False, True], ids=["preload-doctor", "bin-briefing-doctor"])
@@ -414,6 +414,7 @@ def _plugin_copy(sb, mutate):
         "plugin/hooks/hooks.codex.json": (REPO / "hooks" / "hooks.codex.json").read_bytes(),
         "plugin/hooks/hooks.copilot.json": (REPO / "hooks" / "hooks.copilot.json").read_bytes(),
     })
+    sb.write(package_files("plugin/hooks"))
     for name in (".claude-plugin", ".codex-plugin", ".github/plugin"):
         for item in (REPO / name).iterdir():
             sb.write({"plugin/%s/%s" % (name, item.name): item.read_bytes()})

@@ -568,14 +568,12 @@ def test_extension_manifest_and_hooks():
     for groups in hooks.values():
         handler, = [h for g in groups for h in g["hooks"]]
         argv = shlex.split(handler["command"])
-        assert argv == ["python3", "-I", "-S", "-B", "${extensionPath}/hooks/briefing-launch",
-                        "${extensionPath}/hooks/briefing-preload"], handler
+        assert argv == ["python3", "-I", "-S", "-B", "${extensionPath}/hooks/briefing-preload"], handler
         assert handler["timeout"] >= 10000, "Gemini CLI's timeout is in milliseconds"
 
 
 @pytest.mark.parametrize("rel, target", [("hooks/briefing-preload", "hooks/briefing-preload"),
-                                         ("hooks/briefing-launch", "hooks/briefing-launch"),
-                                         ("hooks/__pycache__", "hooks/__pycache__"), ("skills", "skills")])
+                                         ("skills", "skills")])
 def test_extension_files_are_links_to_the_one_shared_copy(rel, target):
     link = EXT / rel
     assert link.is_symlink() and not os.path.isabs(os.readlink(str(link)))

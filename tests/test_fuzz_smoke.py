@@ -16,9 +16,13 @@ FUZZ = REPO / "fuzz" / "run"
 PYTHON = os.environ.get("BRIEFING_TEST_PYTHON") or sys.executable
 
 
+def snapshot(folder):
+    return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
 def test_fuzz_smoke_fixed_seed():
-    cache = REPO / "hooks" / "__pycache__"
-    existed = cache.exists()
+    hooks = REPO / "hooks"
+    before = snapshot(hooks)
     proc = subprocess.run([PYTHON, str(FUZZ), "--cases", "1000", "--seed", "20261130"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                           cwd=str(REPO), timeout=600)
@@ -27,4 +31,4 @@ def test_fuzz_smoke_fixed_seed():
     ran = re.search(r"fuzz: (\d+) inputs", proc.stdout)
     assert ran and int(ran.group(1)) == 1000, report
     assert "failures: 0 " in proc.stdout, report
-    assert existed or not cache.exists(), "the fuzzer wrote %s" % cache
+    assert snapshot(hooks) == before, "the fuzzer wrote into %s" % hooks

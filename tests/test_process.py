@@ -86,7 +86,7 @@ def test_exit_codes_are_the_contract(sandbox):
     assert healthy.run(stdin=b"\x00" * 10, python=HOOK_PYTHON).rc == 0
 
 
-def test_in_process_runs_the_hook_file():
-    """The in-process runner executes hooks/briefing-preload itself, not a copy."""
+def test_in_process_runs_the_package_beside_the_hook():
+    """The in-process runner runs the package that hooks/briefing-preload imports, not a copy."""
     import conftest
-    assert conftest.hook_code().co_filename == str(HOOK)
+    assert conftest.hook_package().__file__ == str(HOOK.parent / "briefing" / "__init__.py")

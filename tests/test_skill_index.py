@@ -12,7 +12,7 @@ from conftest import agent_md, load_hook, skill_md
 
 
 @pytest.mark.parametrize("names,folders", [(50, 60), (400, 300)])
-def test_each_skill_file_is_read_once_however_many_names_miss(sandbox, names, folders):
+def test_each_skill_file_is_read_once_however_many_names_miss(sandbox, monkeypatch, names, folders):
     hook = load_hook("briefing_preload_index")
     sb = sandbox()
     files = {"project/.claude/skills/folder-%04d/SKILL.md" % i: skill_md("named-%04d" % i, "body %d\n" % i)
@@ -27,7 +27,8 @@ def test_each_skill_file_is_read_once_however_many_names_miss(sandbox, names, fo
         reads.append(path)
         return real(path, *args, **kwargs)
 
-    hook.read_text = counting
+    for module in hook.modules_using("read_text"):
+        monkeypatch.setattr(module, "read_text", counting)
     briefing = hook.claude_briefing("many", str(sb.root / "project"), str(sb.root / "home"))
     skill_reads = [p for p in reads if os.path.basename(p) == "SKILL.md"]
     # every folder read once for the index, and each skill found by name read once more to load it

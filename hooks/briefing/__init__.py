@@ -1,0 +1,29 @@
+"""briefing: the code behind hooks/briefing-preload, one module per concern.
+
+Read in this order (each imports only modules above it, except where it says so):
+
+    constants     limits that every part shares (parts, caps, refusal bounds)
+    records       ParseError, Unreadable, Frontmatter, Agent, Skill, Project
+    text          how text is shown to people: escaping, clipping, byte lengths
+    jsontext      JSON in and out without ``import json``
+    names         skill and agent names, globs, de-duplication
+    yaml_subset   agent and skill frontmatter (the YAML briefing reads)
+    toml_subset   Codex role files and config, the comment declarations
+    files         reading files safely, paths as people see them, the plugin root
+    rules         .briefing/rules.json: parse, read, match
+    lookup        discovery that harnesses share: agent files, skill candidates
+    rendering     framing, seals and parts
+    harnesses/    the registry (what detection reads) and one module per harness,
+                  each holding all that differs for it
+    machine       Machine: one payload's view of this machine, memoised
+    resolution    Briefing: the one source of every verdict
+    handlers      the hook events and the dispatch table; emit() owns stdout
+    survey        every declaring agent judged, for the pre-flight and the doctor
+    doctor        the briefing-doctor CLI (doctor mode only)
+    hooks_files   reading hooks files, for the doctor's checks (imported by them)
+    main          main(argv): the one entry, hook mode or doctor mode
+
+A hook run imports what its event and harness need and nothing else: no doctor,
+no survey outside session start, and only the harness that sent the payload.
+"""
+

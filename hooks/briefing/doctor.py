@@ -1,0 +1,271 @@
+"""briefing-doctor: the CLI (doctor mode only; a hook run never imports it).
+
+Exit 0 healthy (warnings allowed), 1 problems, 2 usage. ``--show AGENT`` prints
+exactly what the agent receives; ``--json`` the same as data (docs/doctor.md).
+"""
+import os
+import sys
+
+from .constants import MAX_FILE_BYTES
+from .files import display_path, is_dir, is_inside, plugin_root, read_text
+from .harnesses import HARNESSES
+from .jsontext import parse_json
+from .machine import Machine
+from .records import Unreadable
+from .rendering import render_abort
+from .resolution import is_off, resolve
+from .survey import LEGACY_PROBLEM, rule_report, survey, verdict
+from .text import _utf8_len, for_people
+
+
+DOCTOR_USAGE = "usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] [--show AGENT] [--version]" % (
+    "|".join(HARNESSES))
+
+
+def doctor(argv, out=None):
+    """The doctor CLI: 0 healthy (warnings allowed), 1 problems, 2 usage."""
+    import json
+    out = out or sys.stdout
+    options = {"cwd": ".", "harness": "all", "json": False, "show": None}
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        key, eq, value = arg.partition("=")
+        if key in ("-h", "--help"):
+            out.write(DOCTOR_USAGE + "\n")
+            return 0
+        if key == "--version" and not eq:
+            out.write("briefing-doctor %s\n" % plugin_version())
+            return 0
+        if key == "--json" and not eq:
+            options["json"] = True
+        elif key in ("--cwd", "--harness", "--show"):
+            if not eq:
+                if not args:
+                    sys.stderr.write("briefing-doctor: %s needs a value\n%s\n" % (key, DOCTOR_USAGE))
+                    return 2
+                value = args.pop(0)
+            options[key[2:]] = value
+        else:
+            sys.stderr.write("briefing-doctor: unknown argument %r\n%s\n" % (arg, DOCTOR_USAGE))
+            return 2
+    # "both" is the spelling from the time there were two harnesses; it still means all.
+    if options["harness"] not in HARNESSES and options["harness"] not in ("all", "both"):
+        sys.stderr.write("briefing-doctor: --harness must be %s or all\n%s\n" % (
+            ", ".join(HARNESSES), DOCTOR_USAGE))
+        return 2
+    cwd = os.path.abspath(options["cwd"])
+    if not is_dir(cwd):
+        sys.stderr.write("briefing-doctor: %s is not a directory\n" % options["cwd"])
+        return 2
+    env = os.environ
+    if env.get("CLAUDE_PROJECT_DIR") and not is_inside(cwd, env["CLAUDE_PROJECT_DIR"]):
+        # The session's project is not where the doctor was pointed: --cwd is the folder claude starts in.
+        env = dict(env)
+        del env["CLAUDE_PROJECT_DIR"]
+    machine = Machine(cwd, env)
+    harnesses = tuple(HARNESSES) if options["harness"] in ("all", "both") else (options["harness"],)
+    projects = {h: machine.project(h) for h in harnesses}
+    if options["show"] is not None:
+        return doctor_show(machine, options["show"], harnesses, options["json"], out)
+    rows = []
+    for harness, name, path, briefing, error in survey(machine, harnesses):
+        status, problems, warnings = verdict(briefing, error)
+        rows.append({
+            "harness": harness, "agent": name, "file": os.path.relpath(path, cwd) if path else None,
+            "status": status, "problems": problems, "warnings": warnings,
+            "skills": [skill_record(s, briefing) for s in (briefing.checked if briefing else [])],
+            "total_bytes": briefing.total_bytes if briefing else 0,
+            "limit_bytes": briefing.limit_bytes if briefing else HARNESSES[harness].capacity(name or "", []),
+        })
+    rules, rule_checks = rule_report(machine, harnesses)
+    checks = rule_checks + doctor_checks(machine, harnesses)
+    failed = any(r["status"] == "FAIL" for r in rows + rules) or any(c["status"] == "FAIL" for c in checks)
+    if options["json"]:
+        described = {h: {"folder": p.folder, "source": p.source, "why": p.why, "folders": p.folders,
+                         "reads": p.reads} for h, p in projects.items()}
+        out.write(json.dumps({"version": 1, "cwd": cwd, "ok": not failed, "projects": described,
+                              "agents": rows, "rules": rules, "checks": checks}, indent=2) + "\n")
+        return 1 if failed else 0
+    color = out.isatty() and not os.environ.get("NO_COLOR")
+    paint = {"ok": "\x1b[32m", "WARN": "\x1b[33m", "FAIL": "\x1b[31m"}
+
+    def status_word(word):
+        return "%s%-4s\x1b[0m" % (paint[word], word) if color else "%-4s" % word
+
+    def say(line, *values):
+        # Every value is untrusted text (names, paths, problems); only status_word() paints.
+        out.write(line % tuple(for_people(v) if isinstance(v, str) else v for v in values))
+
+    for key, project in projects.items():
+        # Said only when it is news: the project is not simply --cwd, read there alone.
+        if project.folders != [cwd] or project.folder != cwd:
+            say("project %-6s %s: %s\n", key, display_path(project.folder), project.why)
+            say("               reads %s in: %s\n",
+                project.reads, ", ".join(display_path(f) for f in project.folders))
+    if not rows:
+        say("briefing-doctor: no agent in %s declares skills (%s)\n",
+            cwd, ", ".join(HARNESSES[h].label for h in harnesses))
+    for row in rows:
+        if row["file"] is None and row["status"] == "ok":
+            continue  # a built-in that rules brief: its rules say so below (--show prints it)
+        who = row["agent"] or "(unreadable)"
+        out.write(status_word(row["status"]))
+        say("  %-6s %s  %s\n", row["harness"], who, row["file"] or "(built-in: no file, briefed by rules)")
+        for skill in row["skills"]:
+            where = skill["path"] and os.path.relpath(skill["path"], cwd) if skill["path"] else "-"
+            size = "%d B" % skill["bytes"] if skill["bytes"] is not None else "-"
+            note = "" if skill["status"] == "ok" else "  [%s]" % skill["status"]
+            if skill["source"] == "native" or skill["delivered_by"] not in (None, "briefing"):
+                note = "  [%s]" % skill["verdict"]  # who delivers it, and why
+            say("        %-8s %-24s %-10s %s%s%s\n", skill["source"], skill["name"], size, where, note,
+                "  (rule %s)" % ", ".join("'%s'" % p for p in skill["rule"]["agents"])
+                if skill.get("rule") else "")
+        if row["skills"]:
+            say("        total %d of %d bytes deliverable\n", row["total_bytes"], row["limit_bytes"])
+        for text in row["problems"]:
+            say("        FAIL: %s\n", text)
+        for text in row["warnings"]:
+            say("        WARN: %s\n", text)
+    for rule in rules:
+        scope = ", ".join(rule["harness"]) if rule["harness"] else "every harness"
+        out.write(status_word(rule["status"]))
+        say("  rule   %s -> %s  (%s #%d, %s)\n", ", ".join("'%s'" % p for p in rule["agents"]),
+            ", ".join(rule["skills"]) or "(no skills)", display_path(rule["file"]), rule["index"], scope)
+        for pattern, by in sorted(rule["overridden"].items()):
+            say("        '%s' is overridden by rule #%d of %s\n", pattern, by["index"], display_path(by["file"]))
+        for key, detail in rule["harnesses"].items():
+            for skill in detail["skills"]:
+                where = os.path.relpath(skill["path"], cwd) if skill["path"] else "-"
+                say("        %-8s %-24s %s%s\n", key, skill["name"], where,
+                    "" if skill["status"] == "ok" else "  [%s]" % skill["status"])
+            say("        %-8s applies to: %s\n", key, ", ".join(detail["applies_to"]) or
+                "no known agent (it applies when one is spawned)")
+        for text in rule["problems"]:
+            say("        FAIL: %s\n", text)
+        for text in rule["warnings"]:
+            say("        WARN: %s\n", text)
+    for check in checks:
+        if check["status"] != "ok":
+            out.write(status_word(check["status"]))
+            say("  check  %s: %s\n", check["name"], check["detail"])
+    return 1 if failed else 0
+
+
+def plugin_version():
+    """The version in the plugin manifest beside this script: the one place it is written."""
+    here = plugin_root()
+    try:
+        version = parse_json(read_text(os.path.join(here, ".claude-plugin", "plugin.json"))).get("version")
+    except (Unreadable, ValueError, AttributeError):
+        version = None
+    return version if isinstance(version, str) else "(unknown: .claude-plugin/plugin.json unreadable)"
+
+
+def skill_record(skill, briefing):
+    delivered_by = None
+    if skill.problem:
+        status = "too-large" if skill.size and skill.size > MAX_FILE_BYTES else (
+            "missing" if skill.problem in ("unknown skill", "not a valid skill name") else
+            "off" if is_off(skill) else "unreadable")
+    else:
+        status = "ok"
+        mine = {os.path.realpath(s.path) for s in briefing.delivered}
+        if os.path.realpath(skill.path) in mine:
+            delivered_by = "briefing"
+        elif briefing.harness.preloads_native:
+            delivered_by = {"claude": "claude-code"}.get(briefing.harness.key, briefing.harness.key)
+    rule = skill.rule and {"agents": list(skill.rule.patterns), "file": skill.rule.path,
+                           "index": skill.rule.index}
+    return {"name": skill.name, "source": skill.source, "status": status, "path": skill.path,
+            "bytes": skill.size, "origin": skill.origin, "problem": skill.problem,
+            "delivered_by": delivered_by, "rule": rule, "verdict": briefing.verdict_of(skill),
+            "harness_skips": skill.skip}
+
+
+def doctor_checks(machine, harnesses):
+    """Installation checks: every harness's hooks file in this plugin, and hook trust."""
+    root = plugin_root()
+    checks = [h.hooks_check(root) for h in HARNESSES.values() if h.hooks_check]
+    checks += [HARNESSES[key].trust_check(machine) for key in harnesses if HARNESSES[key].trust_check]
+    return checks
+
+
+def doctor_show(machine, name, harnesses, as_json, out):
+    """Exactly what ``name`` would receive at spawn, per harness, part by part."""
+    import json
+    shows = []
+    for key in harnesses:
+        harness = HARNESSES[key]
+        for session in (False, True) if harness.session_agents else (False,):
+            briefing = resolve(harness, machine, name, session)
+            if briefing is not None:
+                shows.append(("%s --agent session" % key if session else "%s subagent" % key, briefing))
+    if not shows:
+        winners = [(HARNESSES[key], HARNESSES[key].find_agent(machine, name)) for key in harnesses]
+        for harness, agent in winners:
+            if agent is not None:
+                sys.stderr.write("briefing-doctor: %s agent %r (%s) declares no skills: it is the file "
+                                 "that wins the name, so it is spawned unbriefed\n" % (
+                                     harness.label, name, for_people(display_path(agent.path))))
+        if not any(agent for _, agent in winners):
+            sys.stderr.write("briefing-doctor: no agent named %r declares skills here, and no rule "
+                             "applies to it (%s)\n" % (name, machine.cwd))
+        return 1
+    failed = False
+    report = []
+    for label, briefing in shows:
+        if briefing.unreadable:
+            failed = True
+            report.append({"mode": label, "file": briefing.agent.path, "status": "FAIL",
+                           "delivery": briefing.harness.delivery(),
+                           "reason": briefing.unreadable, "problems": [], "skills": [], "parts": []})
+            continue
+        reason = briefing.reason() or None
+        if briefing.denies:
+            failed = True
+            texts = [render_abort(briefing)]
+            status = "FAIL"
+        else:
+            texts = briefing.parts() or []  # what a Codex that still loads the role delivers
+            status = "ok"
+        if briefing.agent.legacy:
+            failed = True
+            status = "FAIL"
+            reason = "; ".join(filter(None, [reason, LEGACY_PROBLEM]))
+        report.append({"mode": label, "file": briefing.agent.path, "status": status,
+                       "delivery": briefing.harness.delivery(),
+                       "reason": reason,
+                       # every one: the refusal texts name the first REFUSAL_NAMES and send here
+                       "problems": verdict(briefing, None)[1],
+                       "skills": [s.name for s in briefing.delivered],
+                       "rules": [{"agents": list(r.patterns), "file": r.path, "index": r.index,
+                                  "skills": [s.name for s in briefing.checked if s.rule is r]}
+                                 for r in briefing.rules],
+                       "declared": [{"name": s.name, "source": s.source, "verdict": briefing.verdict_of(s)}
+                                    for s in briefing.checked],
+                       "parts": [{"index": i, "chars": len(t), "bytes": _utf8_len(t), "text": t}
+                                 for i, t in enumerate(texts, 1)]})
+    if as_json:
+        out.write(json.dumps({"version": 1, "agent": name, "shows": report}, indent=2) + "\n")
+        return 1 if failed else 0
+    for entry in report:
+        # For a terminal: control characters escaped (--json has the exact text).
+        out.write(for_people("=== %s: %s (%s) [%s]\n" % (entry["mode"], name, entry["file"] or "built-in, no file",
+                                                          entry["status"])))
+        if entry.get("reason"):
+            out.write(for_people("    %s\n" % entry["reason"]))
+        for problem in entry.get("problems", ()):
+            out.write(for_people("    - %s\n" % problem))
+        for rule in entry.get("rules", ()):
+            out.write(for_people("    rule %s (%s #%d): %s\n" % (
+                ", ".join("'%s'" % p for p in rule["agents"]), display_path(rule["file"]), rule["index"],
+                ", ".join(rule["skills"]) or "nothing new (declared already)")))
+        for declared in entry.get("declared", []):
+            out.write(for_people("    %-8s %s: %s\n" % (declared["source"], declared["name"], declared["verdict"])))
+        count = len(entry["parts"])
+        for part in entry["parts"]:
+            out.write("--- part %d of %d: %d characters, %d bytes (%s) ---\n" % (
+                part["index"], count, part["chars"], part["bytes"], entry["delivery"]))
+            out.write(for_people(part["text"]) + "\n")
+    return 1 if failed else 0

@@ -1,0 +1,221 @@
+"""Reading files safely, and paths as people see them.
+
+Every file the hook reads goes through ``read_text``: regular files only,
+opened non-blocking, size-capped, never on a pseudo-filesystem, UTF-8. Also
+where the plugin's own root is, and ``warn``, the one writer of stderr.
+"""
+import os
+import stat
+import sys
+
+from .constants import MAX_FILE_BYTES, SHOWN_PATH
+from .jsontext import parse_json
+from .records import Unreadable
+from .text import clip, for_people
+
+
+def warn(message):
+    """A diagnostic for people: stderr only, never stdout."""
+    try:
+        sys.stderr.write("briefing: %s\n" % for_people(message))
+    except Exception:
+        pass
+
+
+# Kernel pseudo-filesystems: their files pass for regular files and hold the machine's state
+# (/proc/self/environ is the hook's own environment, tokens included). Looked up once per process.
+PSEUDO_MOUNTS = ("/proc", "/sys")
+
+
+_pseudo_devices = None
+
+
+def pseudo_filesystem(device):
+    """The mount point of the pseudo-filesystem on ``device``, or None."""
+    global _pseudo_devices
+    if _pseudo_devices is None:
+        _pseudo_devices = {}
+        for mount in PSEUDO_MOUNTS:
+            try:
+                _pseudo_devices.setdefault(os.stat(mount).st_dev, mount)
+            except OSError:
+                pass
+    return _pseudo_devices.get(device)
+
+
+def read_text(path, cap=MAX_FILE_BYTES):
+    """Read a regular file as UTF-8 (BOM allowed), at most ``cap`` bytes.
+
+    FIFOs, devices and directories are refused without blocking: the file is
+    opened non-blocking and checked with fstat before any read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc))
+    except (ValueError, TypeError):
+        raise Unreadable("not a usable path")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("not a regular file")
+        pseudo = pseudo_filesystem(info.st_dev)
+        if pseudo:
+            raise Unreadable("a file on a pseudo-filesystem (%s), not a file anyone wrote" % pseudo)
+        if info.st_size > cap:
+            raise Unreadable("%d bytes, over the %d-byte limit" % (info.st_size, cap), info.st_size)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(65536, info.st_size + 1 - total))
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > info.st_size:
+                # procfs, sysfs and friends report a size they do not have (/proc/self/environ: 0)
+                raise Unreadable("holds more than the %d bytes it reports: its size cannot be trusted "
+                                 "(a pseudo-filesystem file?)" % info.st_size)
+            chunks.append(chunk)
+        if total != info.st_size:
+            raise Unreadable("%d bytes read of the %d it reports: its size cannot be trusted "
+                             "(a pseudo-filesystem file, or one being written?)" % (total, info.st_size))
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc))
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable("not UTF-8 (byte %d)" % exc.start)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_json(path):
+    """A JSON file as a value, or None when absent; malformed files are reported and skipped."""
+    try:
+        text = read_text(path)
+    except Unreadable as exc:
+        if exc.reason not in ("No such file or directory", "Not a directory"):
+            warn("%s: %s" % (path, exc.reason))
+        return None
+    try:
+        return parse_json(text)
+    except ValueError as exc:
+        warn("%s: invalid JSON (%s)" % (path, exc))
+        return None
+
+
+def is_file(path):
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def path_kind(path):
+    """"file" for a regular file (through a symlink), "other" for anything else there, None for nothing.
+
+    One lstat answers the common cases (nothing there, a plain file); only a
+    symlink costs a second call. Same verdicts as ``is_file`` and ``os.path.lexists``.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            return "other"  # a dangling link
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def is_dir(path):
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def walk_files(root, suffix):
+    """Every ``*suffix`` file under ``root``, at any depth, in a stable order.
+
+    Symlinked folders are followed once: a loop is cut at the first repeat.
+    """
+    seen = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            info = os.stat(folder)
+        except (OSError, ValueError):
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            warn("%s: symlink loop, not followed again" % folder)
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if not entry.name.startswith("."):
+                        subdirs.append(entry.path)
+                elif entry.name.endswith(suffix):
+                    yield entry.path
+            except OSError as exc:
+                warn("%s: %s, skipped" % (entry.path, exc.strerror or exc))
+        stack.extend(reversed(subdirs))
+
+
+def is_inside(path, folder):
+    path, folder = os.path.abspath(path), os.path.abspath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def top_level_files(root, suffix):
+    """``*suffix`` regular files directly in ``root``."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    return [e.path for e in entries if e.name.endswith(suffix) and is_file(e.path)]
+
+
+def read_text_or_empty(path):
+    try:
+        return read_text(path)
+    except Unreadable:
+        return ""
+
+
+def display_path(path):
+    home = os.environ.get("HOME")
+    if path and home and is_inside(path, home) and path != home:
+        return "~" + path[len(home.rstrip(os.sep)):]
+    return path or "?"
+
+
+def shown_path(path):
+    """A path as a refusal shows it: its end, which names the file, within SHOWN_PATH bytes."""
+    return clip(display_path(path), SHOWN_PATH, keep_end=True)
+
+
+# The commands that run this code, both one folder below the plugin root.
+ENTRY_POINTS = ("briefing-preload", "briefing-doctor")
+
+
+def plugin_root():
+    """The root of the plugin this run belongs to: the folder above the command that started it.
+
+    ``hooks/briefing-preload`` (every hooks file) and ``bin/briefing-doctor`` both sit one
+    folder below the root; a copy of the plugin finds its own root through its own command.
+    Started any other way, the root is the one around this package (``hooks/briefing/``).
+    """
+    program = sys.argv[0] if sys.argv else ""
+    if os.path.basename(program) in ENTRY_POINTS:
+        return os.path.dirname(os.path.dirname(os.path.realpath(program)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))

@@ -1,0 +1,276 @@
+"""The hook events: which harness sent a payload, and what to print for it.
+
+One handler per event (the guard, SubagentStart, SessionStart), in DISPATCH.
+``emit`` is the only writer of stdout. Detection reads the harnesses' records
+only, so a run imports the one harness module it needs.
+"""
+import os
+import sys
+
+from .files import display_path, is_inside, shown_path, warn
+from .harnesses import HARNESSES
+from .jsontext import dump_json
+from .machine import Machine
+from .rendering import render_abort
+from .resolution import not_briefed_message, resolve
+from .text import for_people, shown_name
+
+
+def emit(data):
+    """The only writer of stdout: one JSON object, or nothing."""
+    if data:
+        # What people read (the message line, the refusal) is escaped; the agent's context is exact.
+        if "systemMessage" in data:
+            data["systemMessage"] = for_people(data["systemMessage"])
+        hso = data.get("hookSpecificOutput")
+        if isinstance(hso, dict) and "permissionDecisionReason" in hso:
+            hso["permissionDecisionReason"] = for_people(hso["permissionDecisionReason"])
+        sys.stdout.write(dump_json(data))
+        sys.stdout.flush()
+
+
+def payload_harness(payload, machine, env=None):
+    """The Harness that sent ``payload``, or None when nothing says which.
+
+    Signals from the strongest down, because the weaker ones can overlap: a
+    key only one harness sends; a variable only one harness sets for its
+    hooks; the harness's own transcript folder (the deepest match wins: a
+    CODEX_HOME that contains the Claude Code config folder is a dotfiles
+    layout, not Codex); the transcript's path fragment (the last one wins).
+    Decided from the harnesses' records alone: only the harness found is imported.
+    """
+    record = payload_record(payload, machine, os.environ if env is None else env)
+    return HARNESSES[record.key] if record is not None else None
+
+
+def payload_record(payload, machine, env):
+    records = HARNESSES.records()
+    for record in records:
+        if any(payload.get(key) for key in record.payload_keys):
+            return record
+    marked = [r for r in records if any(env.get(name) for name in r.env_markers)
+              and not any(key in payload for key in r.never_sends)]
+    for record in marked:
+        # A harness that sets another's variables for compatibility outranks it where both are set.
+        if not any(record.key in other.mimics for other in marked):
+            return record
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript or "\0" in transcript:
+        return None
+    best, depth = None, -1
+    for record in records:
+        root = record.transcript_root(machine)
+        if root and is_inside(transcript, root) and len(os.path.abspath(root)) > depth:
+            best, depth = record, len(os.path.abspath(root))
+    if best is not None:
+        return best
+    for record in records:
+        at = transcript.rfind(record.transcript_mark) if record.transcript_mark else -1
+        if at > depth:
+            best, depth = record, at
+    return best
+
+
+def machine_for(payload):
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        cwd = os.getcwd()
+    return Machine(cwd, transcript=payload.get("transcript_path"))
+
+
+def briefing_for_spawn(payload, machine, session=False):
+    """The Briefing for the agent a payload names, in the harness that sent it."""
+    agent_type = payload.get("agent_type")
+    if not isinstance(agent_type, str) or not agent_type:
+        return None
+    harness = payload_harness(payload, machine)
+    if harness is not None:
+        return resolve(harness, machine, agent_type, session)
+    # Inconclusive: the harness that has an agent of that name sent it.
+    for harness in HARNESSES.values():
+        agent = harness.find_agent(machine, agent_type)
+        if agent is not None:
+            return resolve(harness, machine, agent_type, session, agent)
+    # No file anywhere: the one harness that ships an agent of that name.
+    shipping = [h for h in HARNESSES.values() if agent_type in h.builtin_agents]
+    if len(shipping) == 1:
+        return resolve(shipping[0], machine, agent_type, session)
+    return None
+
+
+def rules_notice(machine, harness):
+    """A systemMessage line for each rules file that could not be used, or ''."""
+    if harness is None:
+        return ""
+    return "\n".join(
+        "briefing: the rules file %s cannot be used (%s): none of its rules applies until it is "
+        "fixed; `briefing-doctor` shows the details." % (display_path(path), why)
+        for path, why in machine.rules(harness.key)[1])
+
+
+def spawn_tool_harness(tool_name, tool_input=None, sender=None):
+    """The Harness whose spawn tool is ``tool_name``, and the tool_input field naming the agent.
+
+    Claude Code and Copilot CLI both call it ``Agent`` in a Claude-format hooks
+    file, so the harness that sent the payload (``sender``) decides; failing
+    that, the one whose agent field the input carries.
+    """
+    tools = [r for r in HARNESSES.records() if tool_name in r.spawn_tools]
+    chosen = None
+    if sender is not None and any(r.key == sender.key for r in tools):
+        chosen = sender
+    for record in tools if chosen is None else ():
+        if isinstance(tool_input, dict) and record.spawn_tools[tool_name] in tool_input:
+            chosen = record
+            break
+    if chosen is None and tools:
+        chosen = tools[0]
+    if chosen is None:
+        return None, None
+    return HARNESSES[chosen.key], chosen.spawn_tools[tool_name]
+
+
+def handle_pre_tool_use(payload, part):
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    machine = machine_for(payload)
+    tool_name = payload.get("tool_name")
+    sender = payload_harness(payload, machine) if isinstance(tool_name, str) else None
+    harness, field = spawn_tool_harness(tool_name, tool_input, sender)
+    if harness is None:
+        return None
+    # A spawn that names no agent starts the harness's default one, which rules may brief.
+    name = tool_input.get(field)
+    if name is None:
+        name = harness.default_agent
+    briefing = resolve(harness, machine, name)
+    for path, why in machine.rules(harness.key)[1]:
+        warn("rules file %s: %s; its rules are not applied" % (path, why))
+    if briefing is None:
+        return None
+    if briefing.unreadable:
+        # Someone's unreadable agent file is not a missing skill: say so, never block on it.
+        warn("agent '%s' in %s: %s" % (briefing.agent.name, briefing.agent.path, briefing.unreadable))
+    elif briefing.denies:
+        return harness.deny_output(briefing.reason())
+    return spawn_output(harness, briefing, tool_input, payload.get("hook_event_name"))
+
+
+def spawn_output(harness, briefing, tool_input, event):
+    """What the guard prints for a spawn it lets through.
+
+    Nothing, where the briefing arrives at SubagentStart. Where the guard is
+    also the delivery, the spawn's arguments whole, with the briefing in front
+    of the original ``brief_field``: Gemini CLI *replaces* the arguments with
+    ``tool_input`` and rejects a call that lacks one (facts/gemini-cli.md §13).
+    """
+    if harness.brief_field is None:
+        return None
+    if briefing.unreadable:
+        return {"systemMessage": not_briefed_message(briefing)}
+    parts = briefing.parts()
+    if not parts:
+        return None
+    rewritten = dict(tool_input)
+    original = tool_input.get(harness.brief_field)
+    rewritten[harness.brief_field] = parts[0] + "\n\n" + (original if isinstance(original, str) else "")
+    return {"hookSpecificOutput": {"hookEventName": event, "tool_input": rewritten},
+            "systemMessage": briefing.audit()}
+
+
+def deliver(briefing, part, event):
+    """Part ``part`` of a briefing (or its abort instruction) as a hook output."""
+    if briefing is None or (briefing.harness.part_budget is None and part != 1):
+        return None  # this harness takes the whole briefing, in one context, from part 1
+    if briefing.unreadable:
+        if part != 1:
+            return None
+        warn("agent '%s' in %s: %s" % (briefing.agent.name, briefing.agent.path, briefing.unreadable))
+        return {"systemMessage": not_briefed_message(briefing)}
+    if briefing.denies:
+        if part != 1:
+            return None
+        message = briefing.reason().replace("briefing: ", "briefing: NOT briefed, told to abort: ", 1)
+        if briefing.agent.legacy:
+            message += "\n" + legacy_notice(briefing.agent)
+        out = briefing.harness.context_output(event, render_abort(briefing))
+        out["systemMessage"] = message
+        return out
+    parts = briefing.parts()
+    if not parts or part > len(parts):
+        return None
+    out = briefing.harness.context_output(event, parts[part - 1])
+    if part == 1:
+        message = briefing.audit()
+        if briefing.agent.legacy:
+            message += "\n" + legacy_notice(briefing.agent)
+        out["systemMessage"] = message
+    return out
+
+
+def legacy_notice(agent):
+    return ("briefing: role '%s' in %s declares its skills in a [briefing] table; Codex drops "
+            "the whole role over that unknown table. Replace it with the comment line "
+            "# briefing: skills = [...]" % (shown_name(agent.name), shown_path(agent.path)))
+
+
+def handle_subagent_start(payload, part):
+    machine = machine_for(payload)
+    if part != 1:
+        harness = payload_harness(payload, machine)
+        if harness is not None and harness.part_budget is None:
+            return None  # as deliver() decides, but before paying for the lookup
+    briefing = briefing_for_spawn(payload, machine)
+    out = deliver(briefing, part, "SubagentStart")
+    if part == 1:
+        out = with_notice(out, rules_notice(machine, briefing.harness if briefing else
+                                            payload_harness(payload, machine)))
+    return out
+
+
+def with_notice(out, notice):
+    """``out`` with ``notice`` added to its systemMessage (the human's), or as one."""
+    if not notice:
+        return out
+    out = out or {}
+    out["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), notice]))
+    return out
+
+
+def handle_session_start(payload, part):
+    source = payload.get("source")
+    agent_type = payload.get("agent_type")
+    out = None
+    machine = machine_for(payload)
+    if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
+        # `claude --agent NAME`: nothing preloads the agent's skills, and compaction or /clear drops them.
+        out = deliver(briefing_for_spawn(payload, machine, session=True), part, "SessionStart")
+    # Copilot CLI says "new" where Claude Code and Codex say "startup" (copilot-cli.md fact 13).
+    if part == 1 and source in ("startup", "resume", "new"):
+        from .survey import preflight  # the whole survey, at session start only
+        report = preflight(machine, payload_harness(payload, machine))
+        if report:
+            out = out or {}
+            out["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), report]))
+    return out
+
+
+DISPATCH = {
+    "PreToolUse": handle_pre_tool_use,
+    "BeforeTool": handle_pre_tool_use,  # Gemini CLI's name for it
+    "SubagentStart": handle_subagent_start,
+    "SessionStart": handle_session_start,
+}
+
+
+def payload_event(payload):
+    """The event a payload is for: ``hook_event_name``, or what the harness that omits it sent."""
+    event = payload.get("hook_event_name")
+    if isinstance(event, str):
+        return event
+    for record in HARNESSES.records():
+        event = record.unnamed_event(payload) if record.unnamed_event else None
+        if event:
+            return event
+    return None

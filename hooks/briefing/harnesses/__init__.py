@@ -1,0 +1,230 @@
+"""The harnesses: the registry, and what detection needs to know of each one.
+
+Everything that differs for a harness lives in its own module here
+(``claude``, ``codex``, ``copilot``, ``gemini``), as one ``Harness`` called
+``HARNESS`` plus the discovery it names: its project, agents, skills, native
+preload, hooks-file checks. Nothing outside these modules branches on which
+harness it is.
+
+Detection has to weigh every harness before it knows which one sent a payload,
+so the few facts it reads (a ``Record``) are written here, one per harness,
+and a harness's module is imported only when that harness is needed: a
+Claude Code spawn never loads the discovery of Codex, Copilot CLI or Gemini CLI.
+
+Adding a harness: write ``harnesses/<key>.py`` with its ``HARNESS``, and add its
+``Record`` to ``RECORDS`` below. Nothing else changes.
+"""
+from ..constants import PARTS
+
+
+class Record(object):
+    """What detection reads of a harness, without importing its module.
+
+    key             short name: ``--harness KEY``, ``Agent.harness``, JSON output, module name
+    label           the name people know it by
+    spawn_tools     the guard's tool names -> the ``tool_input`` field that names the agent
+    payload_keys    payload keys only this harness sends (the strongest detection signal)
+    env_markers     variables this harness sets for its hooks, and that no other harness sets
+    mimics          keys of harnesses whose env_markers this harness sets too, for compatibility:
+                    where both are marked, this one sent the payload
+    never_sends     payload keys this harness never sends: a payload with one is not its own
+    transcript_root (machine) -> the folder its transcripts live under
+    transcript_mark a path fragment of its transcripts, for when the root does not match
+    unnamed_event   (payload) -> the event of a payload without ``hook_event_name``, or None
+    """
+
+    FIELDS = dict(payload_keys=(), env_markers=(), mimics=(), never_sends=(),
+                  transcript_root=lambda machine: None, transcript_mark=None, unnamed_event=None)
+
+    def __init__(self, key, label, spawn_tools, **fields):
+        unknown = set(fields) - set(self.FIELDS)
+        if unknown:
+            raise TypeError("%s: unknown field(s) %s" % (key, ", ".join(sorted(unknown))))
+        self.__dict__.update(self.FIELDS)
+        self.__dict__.update(fields, key=key, label=label, spawn_tools=spawn_tools)
+
+
+class Harness(Record):
+    """Everything that differs between harnesses, for one harness: its Record, and
+
+    find_project    (machine) -> the Project: the one answer to "where is the project" for
+                    this harness
+    find_agent      (machine, name) -> the Agent that wins ``name``, or None
+    all_agents      (machine) -> (Agent, None) or (None, (path, why)) per declaring agent
+    resolve_skill   (machine, name, source) -> Skill, searched where the harness searches
+    skill_places    (name) -> where a skill of that name would be looked for, in words
+    preloads_native the harness preloads the agent's own ``skills:`` field itself
+    native_skip     (machine, Skill) -> why the harness will skip that resolved native entry
+                    although it exists (briefing then delivers it), or None: it preloads it
+                    (default: it preloads every one)
+    flat_context    a context is the top-level ``additionalContext``, not ``hookSpecificOutput``
+    session_agents  sessions can run as an agent (``claude --agent NAME``)
+    part_budget     characters of one hook output, or None: part 1 carries everything
+    whole_limit     bytes of skill text deliverable whole when part_budget is None
+    hooks_check     (plugin root) -> the doctor's check of the hooks file this harness reads
+    trust_check     (machine) -> the doctor's check that the harness runs the hooks at all, or None
+    deny            (reason) -> the guard's refusal in this harness's shape, or None for
+                    PreToolUse's ``permissionDecision: deny``
+    brief_field     the spawn tool's field the briefing goes in front of, where the guard is
+                    also the delivery (Gemini CLI: ``prompt``); None: the guard never changes
+                    the call, and the briefing arrives at SubagentStart
+    preflight_warns the pre-flight lists this harness's warnings too, not only its failures
+    builtin_agents  names of the agents the harness ships, which have no file (rules brief them)
+    default_agent   the agent a spawn without a name starts, or None
+    agent_names     (machine) -> the name of every agent file, declaring or not (the doctor
+                    shows which of them a rule applies to), or None: the declaring ones only
+    """
+
+    FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
+                  hooks_check=None, trust_check=None, native_skip=lambda machine, skill: None,
+                  flat_context=False, deny=None, brief_field=None, preflight_warns=False,
+                  builtin_agents=frozenset(), default_agent=None, agent_names=None)
+
+    def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
+                 **fields):
+        unknown = set(fields) - set(self.FIELDS)
+        if unknown:
+            raise TypeError("%s: unknown field(s) %s" % (record.key, ", ".join(sorted(unknown))))
+        self.__dict__.update(record.__dict__)
+        self.__dict__.update(self.FIELDS)
+        self.__dict__.update(fields, find_project=find_project, find_agent=find_agent,
+                             all_agents=all_agents, resolve_skill=resolve_skill, skill_places=skill_places)
+        self.builtin_agents = frozenset(self.builtin_agents)
+
+    def capacity(self, agent_name, skills):
+        """Bytes of skill text this harness takes whole for this agent (a lower bound when split)."""
+        if self.part_budget is None:
+            return self.whole_limit
+        from ..rendering import split_capacity
+        return split_capacity(agent_name, skills, self.part_budget)
+
+    def delivery(self):
+        """How a briefing travels, in words, for messages."""
+        if self.brief_field is not None:
+            return "in front of the spawn's %s" % self.brief_field
+        if self.part_budget is None:
+            return "one context"
+        return "%d hook outputs of at most %d characters" % (PARTS, self.part_budget)
+
+    def render(self, agent_name, skills):
+        from ..rendering import render_parts
+        return render_parts(agent_name, skills, self.part_budget)
+
+    def context_output(self, event, text):
+        """A hook output that puts ``text`` into the agent's context."""
+        if self.flat_context:
+            return {"additionalContext": text}
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+    def deny_output(self, reason):
+        """The guard's refusal of a spawn."""
+        if self.deny is not None:
+            return self.deny(reason)
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                       "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
+
+
+def copilot_event(payload):
+    """Copilot CLI's Claude-format SubagentStart payload has no hook_event_name (fact 13)."""
+    if isinstance(payload.get("agent_type"), str) and "agentName" in payload and "toolName" not in payload:
+        return "SubagentStart"
+    return None
+
+
+# Order matters only for detection: when a payload carries no key unique to one
+# harness, the environment markers are tried in this order.
+RECORDS = (
+    Record(
+        "claude", "Claude Code",
+        # Claude Code calls its spawn tool Agent (Task in older versions).
+        spawn_tools={"Agent": "subagent_type", "Task": "subagent_type"},
+        # Claude Code sets CLAUDE_PROJECT_DIR for every hook (claude-code.md 3.7); Codex sets no
+        # such variable, and inside Claude Code's own Bash tool it is empty, so a Codex started
+        # from there does not inherit it.
+        env_markers=("CLAUDE_PROJECT_DIR",),
+        transcript_root=lambda machine: machine.claude_dir,
+        transcript_mark="/.claude/projects/"),
+    Record(
+        "codex", "Codex",
+        spawn_tools={"spawn_agent": "agent_type", "collaborationspawn_agent": "agent_type"},
+        # Codex puts turn_id into its spawn events' payloads; Claude Code never sends
+        # one (claude-code.md 3.1). (Codex's "model" is not used: other harnesses send
+        # a model too.)
+        payload_keys=("turn_id",),
+        transcript_root=lambda machine: machine.codex_home,
+        transcript_mark="/.codex/sessions/"),
+    Record(
+        "copilot", "Copilot CLI",
+        # The delegation tool is task; a Claude-format hooks file sees it as Agent, and the agent
+        # is named in agent_type, not subagent_type (copilot-cli.md facts 1, 13).
+        spawn_tools={"Agent": "agent_type", "task": "agent_type"},
+        # Its SubagentStart payload is camelCase plus agent_id/agent_type/parent_agent_id, with no
+        # hook_event_name (fact 13); no other harness sends these keys.
+        payload_keys=("agentName", "sessionId", "parent_agent_id"),
+        # Set for every Copilot hook (fact 17), along with CLAUDE_PROJECT_DIR and CLAUDE_PLUGIN_ROOT
+        # for Claude Code plugins: where both are set, Copilot ran the hook.
+        env_markers=("COPILOT_CLI",), mimics=("claude",),
+        # Its Claude-format payloads never carry transcript_path (fact 13): a payload with one comes
+        # from a Claude Code or Codex that merely inherited COPILOT_CLI from a Copilot shell.
+        never_sends=("transcript_path",),
+        unnamed_event=copilot_event),
+    Record(
+        "gemini", "Gemini CLI",
+        # One spawn tool for every agent; its matcher must be anchored, because Gemini CLI
+        # tests it as an unanchored regex (facts/gemini-cli.md §4, §8).
+        spawn_tools={"invoke_agent": "agent_name"},
+        # Set for every Gemini CLI hook, and by no other harness; Gemini CLI also sets
+        # CLAUDE_PROJECT_DIR "for compatibility", which must not make it Claude Code (§10).
+        env_markers=("GEMINI_SESSION_ID",), mimics=("claude",),
+        transcript_root=lambda machine: machine.gemini_dir,
+        transcript_mark="/.gemini/tmp/"),
+)
+
+
+class Registry(object):
+    """The harnesses by key, in RECORDS order; a harness's module is imported on first use.
+
+    ``records()`` answers detection without importing any harness; ``[key]``,
+    ``values()`` and ``items()`` import the modules they return.
+    """
+
+    def __init__(self, records):
+        self._records = dict((record.key, record) for record in records)
+        self._loaded = {}
+
+    def records(self):
+        return list(self._records.values())
+
+    def record(self, key):
+        return self._records[key]
+
+    def __getitem__(self, key):
+        harness = self._loaded.get(key)
+        if harness is None:
+            if key not in self._records:
+                raise KeyError(key)
+            module = __import__("%s.%s" % (__name__, key), fromlist=["HARNESS"])
+            harness = self._loaded[key] = module.HARNESS
+        return harness
+
+    def __contains__(self, key):
+        return key in self._records
+
+    def __iter__(self):
+        return iter(self._records)
+
+    def __len__(self):
+        return len(self._records)
+
+    def keys(self):
+        return list(self._records)
+
+    def values(self):
+        return [self[key] for key in self._records]
+
+    def items(self):
+        return [(key, self[key]) for key in self._records]
+
+
+HARNESSES = Registry(RECORDS)

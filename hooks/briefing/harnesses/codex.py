@@ -1,0 +1,381 @@
+"""Codex: everything that differs for it.
+
+Its project (the session cwd up to the nearest .git), roles (config.toml
+``[agents.NAME]`` and ``.codex/agents``, layer by layer), skills (``.codex`` and
+``.agents`` roots, plugins from the cache), its hooks-file and hook-trust checks.
+"""
+import os
+
+from ..constants import PARTS
+from ..files import plugin_root, read_json, read_text, walk_files, warn
+from . import HARNESSES, Harness
+from ..lookup import (find_in_tree, first_usable, key_line_mentions, plugin_candidates,
+                      winners_in_tree)
+from ..names import dedupe, split_plugin_name, valid_skill_name
+from ..records import Agent, ParseError, Project, Skill, Unreadable
+from ..toml_subset import (has_briefing_table, parse_briefing_table, parse_codex_config,
+                           parse_role_name, parse_skills_comment, parse_wildcard_comment)
+from ..yaml_subset import may_spell
+
+
+# Codex takes one context of any size with additionalContextLimit 0; this cap
+# only keeps a runaway declaration from flooding the agent.
+CODEX_LIMIT = 512 * 1024
+
+
+CODEX_BUILTIN_ROLES = frozenset(("default", "explorer", "worker"))
+
+
+def project_root(machine):
+    """The nearest ancestor of cwd holding ``.git`` (Codex's default root marker), else cwd."""
+    if machine.state.get("project_root") is None:
+        folder = machine.cwd
+        while True:
+            if os.path.exists(os.path.join(folder, ".git")):
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                folder = machine.cwd
+                break
+            folder = parent
+        machine.state["project_root"] = folder
+    return machine.state["project_root"]
+
+
+def cwd_to_root(machine):
+    """Folders from cwd up to the project root, nearest first."""
+    root, folder, out = project_root(machine), machine.cwd, []
+    while True:
+        out.append(folder)
+        if folder == root:
+            return out
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return out
+        folder = parent
+
+
+def codex_layers(machine):
+    # Precedence: the .codex/ nearest to cwd first, up to the project root; then CODEX_HOME; then /etc/codex.
+    return [os.path.join(f, ".codex") for f in cwd_to_root(machine)] + [machine.codex_home, "/etc/codex"]
+
+
+def codex_skill_roots(machine):
+    roots = []
+    # Precedence: per folder from cwd up to the project root, .codex/skills before .agents/skills.
+    for folder in cwd_to_root(machine):
+        roots.append(("project", os.path.join(folder, ".codex", "skills")))
+        roots.append(("project", os.path.join(folder, ".agents", "skills")))
+    roots += [("user", os.path.join(machine.codex_home, "skills")),
+              ("user", os.path.join(machine.home, ".agents", "skills")),
+              ("system", os.path.join(machine.codex_home, "skills", ".system")),
+              ("admin", "/etc/codex/skills")]
+    return roots
+
+
+def codex_config(machine, layer):
+    configs = machine.state.setdefault("codex_config", {})
+    if layer not in configs:
+        path = os.path.join(layer, "config.toml")
+        tables = {}
+        try:
+            tables = parse_codex_config(read_text(path))
+        except Unreadable as exc:
+            if exc.reason not in ("No such file or directory", "Not a directory"):
+                warn("%s: %s" % (path, exc.reason))
+        except ParseError as exc:
+            warn("%s: %s" % (path, exc))
+        configs[layer] = tables
+    return configs[layer]
+
+
+def find_codex_project(machine):
+    """Codex's project: the session cwd in the payload, and its layers up to the nearest ``.git``.
+
+    Measured on 0.169.0: a shell ``cd`` does not move it (each command is a
+    fresh process; the next ``pwd`` prints the session cwd again), and the
+    spawn events' payload ``cwd`` stays the session cwd even when a command ran
+    with another ``workdir``.
+    """
+    return Project(project_root(machine), "cwd",
+                   "the session cwd (a shell cd does not move it) and the folders above it up to "
+                   "the nearest .git", cwd_to_root(machine), ".codex/ and .agents/skills")
+
+
+def load_codex_role(path, name, declared=False):
+    """The role in ``path`` if it is ``name`` (``declared`` roles are named by config.toml)."""
+    try:
+        text = read_text(path)
+    except Unreadable as exc:
+        warn("%s: %s" % (path, exc.reason))
+        return Agent("codex", name, path, error="cannot read role file: %s" % exc.reason) if declared else None
+    if not declared:
+        if not may_spell(text, name):
+            return None
+        try:
+            if parse_role_name(text) != name:
+                return None
+        except ParseError as exc:
+            if not may_spell(text, "briefing") or not key_line_mentions(text.split("\n"), "name", "=", name):
+                return None  # whatever its name, it declares nothing, or it is not this role
+            # It may be this role, and it may declare: say so rather than stay silent.
+            return Agent("codex", name, path, error="cannot read the role's name: %s" % exc)
+    return codex_role_from_text("codex", name, path, text)
+
+
+def codex_role_from_text(harness, name, path, text):
+    try:
+        skills = parse_skills_comment(text)
+        wildcard = parse_wildcard_comment(text) is not False
+    except ParseError as exc:
+        return Agent(harness, name, path, error="cannot read the briefing comment: %s" % exc)
+    legacy = False
+    if has_briefing_table(text):
+        legacy = True
+        try:
+            table = parse_briefing_table(text)
+        except ParseError as exc:
+            return Agent(harness, name, path, legacy=True,
+                         error="cannot read the [briefing] table: %s" % exc)
+        skills = dedupe((skills or []) + (table or []))
+    return Agent(harness, name, path, skills=dedupe(skills), legacy=legacy, wildcard_rules=wildcard)
+
+
+def codex_declared_roles(machine, layer):
+    """{name: role file} from ``[agents.<name>] config_file`` in a layer's config.toml."""
+    roles = {}
+    for table, values in codex_config(machine, layer).items():
+        if len(table) == 2 and table[0] == "agents" and isinstance(values.get("config_file"), str):
+            rel = values["config_file"]
+            roles[table[1]] = os.path.normpath(os.path.join(layer, rel))
+    return roles
+
+
+def find_codex_role(machine, agent_type):
+    """The role file Codex would load for ``agent_type``, as an Agent, or None."""
+    if not isinstance(agent_type, str) or not agent_type:
+        return None
+    walk = agent_type not in CODEX_BUILTIN_ROLES  # as for Claude Code's built-in types
+    for layer in codex_layers(machine):
+        # Within a layer a role declared in config.toml wins over a file under agents/.
+        declared = codex_declared_roles(machine, layer).get(agent_type)
+        if declared:
+            return load_codex_role(declared, agent_type, declared=True)
+        role = find_in_tree(os.path.join(layer, "agents"), agent_type, ".toml", load_codex_role, walk)
+        if role is not None:
+            return role
+    return None
+
+
+def codex_plugin_roots(machine, plugin):
+    """Installed, enabled Codex plugins called ``plugin``: [(marketplace, version root)]."""
+    out = []
+    config = codex_config(machine, machine.codex_home)
+    cache = os.path.join(machine.codex_home, "plugins", "cache")
+    for table, values in sorted(config.items()):
+        if len(table) != 2 or table[0] != "plugins" or values.get("enabled") is not True:
+            continue
+        name, at, marketplace = table[1].partition("@")
+        if name != plugin or not at or not valid_skill_name(marketplace):
+            continue
+        versions = []
+        try:
+            for entry in os.scandir(os.path.join(cache, marketplace, plugin)):
+                if not entry.name.startswith(".") and entry.is_dir():
+                    versions.append((entry.stat().st_mtime, entry.name, entry.path))
+        except OSError:
+            pass
+        if versions:
+            # Codex copies a plugin into <version>/ when it installs or upgrades it and loads
+            # that copy; older folders can linger and version strings need not sort, so the
+            # most recently installed folder is the one Codex loads.
+            out.append((marketplace, max(versions)[2]))
+    return out
+
+
+def resolve_codex_skill(machine, name, source):
+    plugin, skill = split_plugin_name(name)
+    if skill is None:
+        return Skill(name, source, problem="not a valid skill name")
+    if plugin is None:
+        candidates = ((os.path.join(root, skill, "SKILL.md"), origin)
+                      for origin, root in machine.live("codex", (lambda: codex_skill_roots(machine))))
+        return first_usable(name, source, candidates)
+    candidates = (found for marketplace, root in codex_plugin_roots(machine, plugin)
+                  for found in plugin_candidates(machine, [root], skill, ".codex-plugin",
+                                                 "plugin %s@%s" % (plugin, marketplace)))
+    return first_usable(name, source, candidates)
+
+
+def all_codex_roles(machine, every=False):
+    """Every declaring Codex role that wins its name: (Agent, None) or (None, (path, why)).
+
+    ``every`` also yields the roles that declare nothing (rules may brief them).
+    """
+    seen = set()
+    for layer in codex_layers(machine):
+        # Within a layer a role declared in config.toml wins over a file under agents/.
+        found = [load_codex_role(path, name, declared=True)
+                 for name, path in sorted(codex_declared_roles(machine, layer).items())]
+        root = os.path.join(layer, "agents")
+        named = []
+        for path in walk_files(root, ".toml"):
+            try:
+                text = read_text(path)
+            except Unreadable as exc:
+                yield None, (path, "cannot read role file: %s" % exc.reason)
+                continue
+            try:
+                name = parse_role_name(text)
+            except ParseError as exc:
+                if may_spell(text, "briefing"):
+                    yield None, (path, "cannot read role file: %s" % exc)
+                continue
+            if name:
+                named.append((path, name, text))
+        found += [codex_role_from_text("codex", name, path, text)
+                  for name, path, text in winners_in_tree(root, (".toml",), named, CODEX_BUILTIN_ROLES)]
+        for role in found:
+            if role.name in seen:
+                continue
+            seen.add(role.name)
+            if role.declares or every:
+                yield role, None
+
+
+def codex_role_names(machine):
+    return [role for role, _ in all_codex_roles(machine, every=True) if role is not None]
+
+
+def codex_skill_places(skill):
+    return ".codex/skills/%s/ or .agents/skills/%s/ in the project, or $CODEX_HOME/skills/%s/" % (
+        skill, skill, skill)
+
+
+CODEX_HOOKS_DEFAULT = "hooks/hooks.json"  # what Codex reads when the manifest names no file
+
+
+def codex_hooks_file(root):
+    """The hooks file Codex reads for the plugin at ``root``, relative to it, or None.
+
+    A manifest ``hooks`` path replaces the auto-discovered hooks/hooks.json
+    (facts/codex.md §3.1, measured 2026-12-01); without one Codex reads that file.
+    None when the manifest's path leaves the plugin.
+    """
+    data = read_json(os.path.join(root, ".codex-plugin", "plugin.json"))
+    rel = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(rel, str) or not rel.strip():
+        return CODEX_HOOKS_DEFAULT
+    norm = os.path.normpath(rel.replace("\\", "/"))
+    if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in norm:
+        return None
+    return norm.replace(os.sep, "/")
+
+
+def codex_hooks_check(root):
+    """The hooks file .codex-plugin/plugin.json names: one process per event, no --part.
+
+    Codex delivers a context of any size from one handler (additionalContextLimit 0),
+    so each of SessionStart, PreToolUse (the spawn_agent guard) and SubagentStart
+    needs exactly one briefing handler; every extra one is a process per spawn.
+    """
+    from ..hooks_files import one_handler_each, read_hooks  # the doctor's checks only
+    import re
+    rel = codex_hooks_file(root)
+    if rel is None:
+        return {"name": "hooks.codex.json", "status": "FAIL",
+                "detail": "the hooks path in %s leaves the plugin" % os.path.join(
+                    root, ".codex-plugin", "plugin.json")}
+    if rel == CODEX_HOOKS_DEFAULT:
+        return {"name": "hooks.codex.json", "status": "WARN",
+                "detail": ".codex-plugin/plugin.json names no hooks file, so Codex reads %s: it "
+                          "briefs, but starts %d processes per spawn instead of one" % (rel, PARTS)}
+    path = os.path.join(root, rel)
+    try:
+        hooks = read_hooks(path)
+    except (Unreadable, ValueError, AttributeError) as exc:
+        return {"name": "hooks.codex.json", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
+    problems = []
+    found = one_handler_each(hooks, ("SubagentStart", "SessionStart", "PreToolUse"), problems,
+                             " (it delivers the whole briefing)")
+    for event, (matcher, hook) in found.items():
+        if event == "PreToolUse":
+            # Codex matches the whole tool name (measured on 0.169.0: "spawn_agent" and "Agent" do
+            # not fire for the multi-agent V2 spawn, "collaborationspawn_agent"), so the guard's
+            # matcher must name both spawn tools.
+            try:
+                missed = [tool for tool in HARNESS.spawn_tools if not (
+                    matcher in (None, "", "*") or (isinstance(matcher, str) and re.fullmatch(matcher, tool)))]
+            except re.error:
+                missed = list(HARNESS.spawn_tools)
+            if missed:
+                problems.append("PreToolUse needs the guard with a matcher for every spawn tool, "
+                                "\"spawn_agent|collaborationspawn_agent\"; %r misses %s" % (
+                                    matcher, ", ".join(sorted(missed))))
+        elif hook.get("additionalContextLimit") != 0:
+            problems.append("%s needs \"additionalContextLimit\": 0 (Codex otherwise sends a preview)"
+                            % event)
+    return {"name": "hooks.codex.json", "status": "FAIL" if problems else "ok",
+            "detail": "; ".join(problems) or "%s registers one handler per event" % rel}
+
+
+def codex_trust_key_event(event):
+    """Codex's trust keys spell events in snake case: SubagentStart -> subagent_start."""
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(event))
+
+
+def codex_trust_check(machine):
+    """Whether Codex has trusted briefing's hooks, as far as config.toml says.
+
+    Trust keys name the hooks file: ``<plugin>@<marketplace>:<file>:<event>:<group>:<handler>``
+    (facts/codex.md §3.1), so trust given to another file does not count.
+    """
+    from ..hooks_files import read_hooks  # the doctor's checks only
+    config = codex_config(machine, machine.codex_home)
+    installs = [t[1] for t, v in config.items()
+                if len(t) == 2 and t[0] == "plugins" and t[1].startswith("briefing@") and v.get("enabled")]
+    if not installs:
+        return {"name": "codex-hook-trust", "status": "ok",
+                "detail": "briefing is not installed as a Codex plugin here"}
+    roots = dict(codex_plugin_roots(machine, "briefing"))
+    own = plugin_root()
+    untrusted = []
+    for plugin in installs:
+        # The installed copy says which file Codex reads; without one, this copy says it.
+        root = roots.get(plugin.partition("@")[2]) or own
+        rel = codex_hooks_file(root) or CODEX_HOOKS_DEFAULT
+        trusted = {t[2] for t, v in config.items() if len(t) == 3 and t[:2] == ("hooks", "state")
+                   and t[2].startswith("%s:%s:" % (plugin, rel)) and v.get("trusted_hash")}
+        try:
+            wanted = ["%s:%s:%s:%d:%d" % (plugin, rel, codex_trust_key_event(event), i, j)
+                      for event, entries in sorted(read_hooks(os.path.join(root, rel)).items())
+                      for _, _, i, j in entries]
+        except (Unreadable, ValueError, AttributeError):
+            wanted = []
+        missing = [key for key in wanted if key not in trusted] if wanted else ([] if trusted else [rel])
+        if missing:
+            untrusted.append("%s (%s)" % (plugin, ", ".join(k.split(":", 1)[-1] for k in missing)))
+    if untrusted:
+        return {"name": "codex-hook-trust", "status": "WARN",
+                "detail": "Codex has not trusted the hooks of %s: until you do, Codex skips them silently "
+                          "and briefing does nothing. Start `codex`, open /hooks and trust them "
+                          "(`codex exec` cannot grant trust)." % "; ".join(untrusted)}
+    return {"name": "codex-hook-trust", "status": "ok", "detail": "briefing's hooks are trusted"}
+
+
+HARNESS = Harness(
+    HARNESSES.record("codex"),
+    find_project=find_codex_project,
+    find_agent=find_codex_role,
+    all_agents=all_codex_roles,
+    resolve_skill=resolve_codex_skill,
+    skill_places=codex_skill_places,
+    # Codex takes one context of any size with additionalContextLimit 0.
+    part_budget=None, whole_limit=CODEX_LIMIT,
+    # The file .codex-plugin/plugin.json names, one handler per event (codex.md 3.1).
+    hooks_check=codex_hooks_check,
+    trust_check=codex_trust_check,
+    preflight_warns=True,
+    # An omitted agent_type spawns "default" (codex.md 2.4).
+    builtin_agents=CODEX_BUILTIN_ROLES, default_agent="default",
+    agent_names=codex_role_names)

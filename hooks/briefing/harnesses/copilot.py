@@ -1,0 +1,379 @@
+"""GitHub Copilot CLI: everything that differs for it.
+
+Its project (COPILOT_PROJECT_DIR up to the git root), agents (by frontmatter
+name in ~/.copilot, .github and .claude agent folders, plugins), skills (by
+frontmatter name, at any depth), its native preload, and its hooks-file check.
+"""
+import os
+
+from ..constants import PARTS
+from ..files import (is_dir, is_file, is_inside, path_kind, read_json, read_text,
+                     read_text_or_empty, top_level_files, warn)
+from . import HARNESSES, Harness
+from ..jsontext import parse_json
+from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_name, load_md_agent
+from ..names import split_plugin_name, valid_skill_name
+from ..records import Project, Skill, Unreadable
+from ..yaml_subset import frontmatter_name, strip_comment_lines
+
+
+# Copilot CLI took 100 kB and 1 MB of context whole, but a subagent whose first
+# request exceeds the model's prompt budget fails (111,616 tokens for the BYOK
+# model measured, copilot-cli.md fact 14): 256 KiB of skill text leaves room for
+# the agent's own prompt, tools and work.
+COPILOT_LIMIT = 256 * 1024
+
+
+# The task tool's built-in agent types in Copilot CLI 1.0.102 (its agent_type enum).
+COPILOT_BUILTIN_AGENTS = frozenset(
+    ("explore", "task", "general-purpose", "code-review", "research", "security-review"))
+
+
+def copilot_agent_roots(machine):
+    """(root, recursive) per agent folder Copilot CLI reads, in the order in which the first wins.
+
+    Measured on 1.0.102 with one name in every root: ``~/.copilot/agents``
+    wins over the project's ``.github/agents``, which wins over its
+    ``.claude/agents``; started in a sub-folder, Copilot reads both in every
+    folder up to the git root, and the nearest wins. All of them are read
+    at any depth (``.claude/agents/deep/x.md`` and ``~/.copilot/agents/deep/x.md``
+    were offered too).
+    """
+    folders = machine.project("copilot").folders
+    return ([(os.path.join(machine.copilot_home, "agents"), True)]
+            + [(os.path.join(f, ".github", "agents"), True) for f in folders]
+            + [(os.path.join(f, ".claude", "agents"), True) for f in folders])
+
+
+def copilot_skill_roots(machine):
+    # Precedence (measured on 1.0.102, one name in every root): per folder from the project up
+    # to the git root, .github/skills, then .agents/skills, then .claude/skills; then the
+    # personal ~/.copilot/skills and ~/.agents/skills (fact 15). Plugins come after all of them.
+    roots = []
+    for folder in machine.project("copilot").folders:
+        for sub in (".github", ".agents", ".claude"):
+            roots.append(("project", os.path.join(folder, sub, "skills")))
+    return roots + [("user", os.path.join(machine.copilot_home, "skills")),
+                    ("user", os.path.join(machine.home, ".agents", "skills"))]
+
+
+def copilot_plugins(machine):
+    """Enabled Copilot CLI plugins as [(name, root)]: installed ones, then the running one.
+
+    ``copilot plugin install`` records each plugin in ``$COPILOT_HOME/config.json``
+    (``installedPlugins``: name, enabled, cache_path under ``installed-plugins/``,
+    fact 18). A ``--plugin-dir`` plugin is recorded nowhere, so the only one a
+    hook can see is the plugin it runs from (``COPILOT_PLUGIN_ROOT``).
+    """
+    if machine.state.get("copilot_plugins") is not None:
+        return machine.state["copilot_plugins"]
+    found = []
+    path = os.path.join(machine.copilot_home, "config.json")
+    data = None
+    try:
+        data = parse_json(strip_comment_lines(read_text(path)))
+    except Unreadable as exc:
+        if exc.reason not in ("No such file or directory", "Not a directory"):
+            warn("%s: %s" % (path, exc.reason))
+    except ValueError as exc:
+        warn("%s: invalid JSON (%s)" % (path, exc))
+    entries = data.get("installedPlugins") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict) or entry.get("enabled") is False:
+            continue
+        root, name = entry.get("cache_path"), entry.get("name")
+        if isinstance(root, str) and os.path.isabs(root) and is_dir(root):
+            found.append((copilot_plugin_name(root, name if isinstance(name, str) else None), root))
+    own = machine.env.get("COPILOT_PLUGIN_ROOT") or machine.own_plugin_root
+    if own and is_dir(own) and all(os.path.realpath(r) != os.path.realpath(own) for _, r in found):
+        found.append((copilot_plugin_name(own, None), own))
+    machine.state["copilot_plugins"] = found
+    return found
+
+
+def find_copilot_project(machine):
+    """Copilot CLI's project: COPILOT_PROJECT_DIR, and the folders above it up to the git root.
+
+    A plugin hook runs with the plugin root as its working directory, so the
+    process cwd says nothing; Copilot passes the session's folder as
+    COPILOT_PROJECT_DIR (and as the payload ``cwd``) to every hook (fact 17).
+    Skills are read in every folder from there up to the git root (fact 15).
+    """
+    env_dir = machine.env.get("COPILOT_PROJECT_DIR")
+    if env_dir and os.path.isabs(env_dir) and is_dir(env_dir):
+        folder, source = os.path.abspath(env_dir), "COPILOT_PROJECT_DIR"
+        why = "$COPILOT_PROJECT_DIR, the folder Copilot CLI runs in (every hook gets it)"
+    else:
+        folder, source = machine.cwd, "cwd"
+        why = "COPILOT_PROJECT_DIR is not set; the cwd, taken as the folder Copilot CLI runs in"
+    folders, current = [], folder
+    while True:
+        folders.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            folders = [folder]  # no git root: Copilot reads the folder itself
+            break
+        current = parent
+    return Project(folder, source, why, folders,
+                   ".github/agents, .claude/agents, and .github/.agents/.claude skills")
+
+
+COPILOT_MANIFESTS = ("plugin.json", ".plugin/plugin.json", ".github/plugin/plugin.json",
+                     ".claude-plugin/plugin.json")
+
+
+def copilot_manifest(root):
+    """(folder of the manifest relative to ``root``, its data) of the manifest Copilot CLI reads.
+
+    Copilot looks for the manifest in this order (fact 16), so the first one present wins.
+    """
+    for rel in COPILOT_MANIFESTS:
+        path = os.path.join(root, rel)
+        if is_file(path):
+            return os.path.dirname(rel), read_json(path)
+    return None, None
+
+
+def copilot_plugin_name(root, fallback):
+    """A Copilot plugin's namespace: its manifest ``name``, else the recorded name, else the folder."""
+    _, data = copilot_manifest(root)
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else (fallback or os.path.basename(root))
+
+
+def load_copilot_agent(path, name):
+    return load_md_agent(path, name, "copilot")
+
+
+def find_copilot_agent(machine, agent_type):
+    """The file Copilot CLI would load for ``agent_type`` (the task tool's agent_type), or None.
+
+    Copilot knows an agent by its frontmatter ``name`` (measured: ``fileA.agent.md``
+    with ``name: nameA`` is offered as ``nameA``); a plugin's agent is ``plugin:agent``.
+    """
+    if not isinstance(agent_type, str) or not agent_type or agent_type in COPILOT_BUILTIN_AGENTS:
+        return None  # a built-in agent has no file (an override is not measured)
+    plugin, colon, local = agent_type.partition(":")
+    if colon:
+        if not (valid_skill_name(plugin) and valid_skill_name(local)):
+            return None
+        for manifest_name, root in copilot_plugins(machine):
+            if manifest_name == plugin:
+                agent = find_copilot_agent_in(os.path.join(root, "agents"), local, True)
+                if agent is not None:
+                    agent.name = agent_type
+                    return agent
+        return None
+    for root, recursive in copilot_agent_roots(machine):
+        agent = find_copilot_agent_in(root, agent_type, recursive)
+        if agent is not None:
+            return agent
+    return None
+
+
+COPILOT_FAST = (".agent.md", ".md")
+
+
+def find_copilot_agent_in(root, name, recursive):
+    """``<name>.agent.md`` or ``<name>.md`` first (trusted when its name agrees), then every ``*.md``."""
+    walked = None if recursive else sorted(top_level_files(root, ".md"))
+    return find_in_tree(root, name, ".md", load_copilot_agent, fast=COPILOT_FAST, walked=walked)
+
+
+def skill_files(root):
+    """Every SKILL.md below ``root`` at any depth, in sorted order, not descending into a skill.
+
+    Measured on 1.0.102: ``.github/skills/g/a/b/SKILL.md`` is a skill, and a
+    SKILL.md inside another skill's folder (``outer/inner/SKILL.md``) is not.
+    A symlink loop is cut at its first repeat.
+    """
+    seen, stack = set(), [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            info = os.stat(folder)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except (OSError, ValueError):
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        subdirs = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if not entry.is_dir():
+                    continue
+            except OSError:
+                continue
+            found = os.path.join(entry.path, "SKILL.md")
+            if os.path.lexists(found):
+                yield found
+            else:
+                subdirs.append(entry.path)
+        stack.extend(reversed(subdirs))
+
+
+def named_skill_files(machine, root, skill):
+    """SKILL.md files under ``root`` whose frontmatter ``name`` is ``skill``.
+
+    Copilot CLI knows a skill by its frontmatter name, not its folder (measured on
+    1.0.102: ``skills: [fm-name]`` preloads ``folder-x/SKILL.md`` named ``fm-name``;
+    ``skills: [folder-y]`` preloads nothing when that folder's skill has another
+    name, and a SKILL.md without a name is no skill). ``<root>/<skill>/`` is tried
+    first, then every skill folder at any depth (``skill_files``).
+    """
+    fast = os.path.join(root, skill, "SKILL.md")
+    kind = path_kind(fast)
+    if kind == "other":
+        yield fast  # unusable: first_usable says why when nothing else is found
+    elif kind == "file":
+        try:
+            if frontmatter_name(read_text(fast)) == skill:
+                yield fast
+        except Unreadable:
+            yield fast
+    # A declaration of thousands of names would otherwise walk the root and read every
+    # skill in it once per name: the walk and the names are read once per payload.
+    index = machine.memo(("frontmatter name index", root), lambda: index_by_name(skill_files(root), frontmatter_name))
+    for path in index.get(skill, ()):
+        if path != fast:
+            yield path
+
+
+def resolve_copilot_skill(machine, name, source):
+    """A skill as Copilot CLI finds it: by frontmatter name, project roots, personal, then plugins.
+
+    A bare name also finds a plugin's skill (measured: ``skills: [plug-skill]``
+    preloads the ``--plugin-dir`` plugin's skill). ``plugin:skill`` names the
+    plugin, as Copilot's own command name for a plugin skill does.
+    """
+    plugin, skill = split_plugin_name(name)
+    if skill is None:
+        return Skill(name, source, problem="not a valid skill name")
+
+    def candidates():
+        if plugin is None:
+            for origin, root in copilot_skill_roots(machine):
+                for path in named_skill_files(machine, root, skill):
+                    yield path, origin
+        for plugin_name, root in copilot_plugins(machine):
+            if plugin is not None and plugin_name != plugin:
+                continue
+            manifest_dir, _ = copilot_manifest(root)
+            for folder, single in machine.plugin_skill_dirs(root, manifest_dir or ".claude-plugin"):
+                origin = "plugin %s" % plugin_name
+                if single:
+                    path = os.path.join(folder, "SKILL.md")
+                    if is_file(path) and frontmatter_name(read_text_or_empty(path)) == skill:
+                        yield path, origin
+                else:
+                    for path in named_skill_files(machine, folder, skill):
+                        yield path, origin
+
+    return first_usable(name, source, candidates())
+
+
+def all_copilot_agents(machine, every=False):
+    """Every declaring Copilot CLI agent that wins its name, in precedence order (as above)."""
+    roots = [(None, root, recursive) for root, recursive in copilot_agent_roots(machine)]
+    roots += [(name, os.path.join(root, "agents"), True) for name, root in copilot_plugins(machine)]
+    return declaring_md_agents("copilot", roots, COPILOT_FAST, (), COPILOT_BUILTIN_AGENTS, every=every)
+
+
+def copilot_skill_places(skill):
+    return ("a skill named %s (its frontmatter name) under .github/skills/, .agents/skills/ or "
+            ".claude/skills/ in the project, ~/.copilot/skills/, ~/.agents/skills/, or an installed "
+            "plugin" % skill)
+
+
+def copilot_hooks_check(root):
+    """The hooks file Copilot CLI reads for this plugin, checked for what Copilot rejects or skips.
+
+    Copilot reads the first manifest of COPILOT_MANIFESTS, here
+    .github/plugin/plugin.json, which names hooks/hooks.copilot.json: one
+    handler per event, no --part (one context of any size, fact 9). A copy
+    without it falls back to the Claude Code layout's hooks/hooks.json, which
+    briefs too, with 8 processes per event. In any file an empty matcher makes
+    Copilot reject the whole file, a SubagentStart matcher is matched against
+    the agent's name and ``"*"`` never fires (facts 7, 12), and the guard must
+    match the task tool (``Agent``, ``task`` or ``Task``).
+    """
+    from ..hooks_files import part_of, read_hooks  # the doctor's checks only
+    import re
+    _, data = copilot_manifest(root)
+    rel = data.get("hooks") if isinstance(data, dict) and isinstance(data.get("hooks"), str) else None
+    # A manifest's paths are relative to the plugin root, wherever the manifest is (measured with
+    # .github/plugin/plugin.json naming "hooks/hooks.copilot.json").
+    path = os.path.normpath(os.path.join(root, rel if rel else os.path.join("hooks", "hooks.json")))
+    if not is_inside(path, root):
+        return {"name": "copilot-hooks", "status": "FAIL",
+                "detail": "the hooks path %r in the Copilot manifest leaves the plugin" % rel}
+    try:
+        raw = parse_json(read_text(path)).get("hooks", {})
+        hooks = read_hooks(path)
+    except (Unreadable, ValueError, AttributeError) as exc:
+        return {"name": "copilot-hooks", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
+    problems = []
+    for event, groups in (raw.items() if isinstance(raw, dict) else []):
+        for group in groups if isinstance(groups, list) else []:
+            if isinstance(group, dict) and group.get("matcher") == "":
+                problems.append("%s has an empty matcher, which makes Copilot CLI reject the whole "
+                                "file: leave the matcher out" % event)
+    for matcher, _, _, _ in hooks.get("SubagentStart", []):
+        if matcher not in (None, ".*"):
+            problems.append("SubagentStart matcher %r: Copilot CLI matches it against the agent's "
+                            "name (\"*\" never fires); leave it out" % matcher)
+    guards = [m for m, _, _, _ in hooks.get("PreToolUse", [])]
+    try:
+        guarded = any(m in (None, "*") or (isinstance(m, str) and m and any(
+            re.fullmatch(m, tool) for tool in ("Agent", "task", "Task"))) for m in guards)
+    except re.error:
+        guarded = False
+    if not guarded:
+        problems.append("PreToolUse needs the guard with a matcher for Copilot's task tool (\"Agent\")")
+    if not hooks.get("SubagentStart"):
+        problems.append("SubagentStart has no briefing handler")
+    shown = os.path.relpath(path, root)
+    if rel:
+        for event in ("SessionStart", "PreToolUse", "SubagentStart"):
+            entries = hooks.get(event, [])
+            if len(entries) > 1 or any(part_of(h["command"]) not in (None, 1) for _, h, _, _ in entries):
+                problems.append("%s must register one handler without --part in %s (it delivers the "
+                                "whole briefing)" % (event, shown))
+    if problems:
+        return {"name": "copilot-hooks", "status": "FAIL", "detail": "; ".join(problems)}
+    if not rel:
+        return {"name": "copilot-hooks", "status": "WARN",
+                "detail": "no Copilot manifest names a hooks file, so Copilot CLI reads %s: it briefs, "
+                          "but starts %d processes per event instead of one" % (shown, PARTS)}
+    return {"name": "copilot-hooks", "status": "ok",
+            "detail": "%s registers one handler per event, valid for Copilot CLI" % shown}
+
+
+def copilot_native_skip(machine, skill):
+    """Copilot preloads an agent's ``skills:`` entries itself, as <skill-context> blocks (fact 4),
+    looking each up by bare name; a plugin:skill entry it skips (measured on 1.0.102)."""
+    return "a plugin:skill entry, which Copilot CLI does not preload" if ":" in skill.name else None
+
+
+HARNESS = Harness(
+    HARNESSES.record("copilot"),
+    find_project=find_copilot_project,
+    find_agent=find_copilot_agent,
+    all_agents=all_copilot_agents,
+    resolve_skill=resolve_copilot_skill,
+    skill_places=copilot_skill_places,
+    preloads_native=True,
+    native_skip=copilot_native_skip,
+    # One flat additionalContext of any size (fact 9, 14), from part 1.
+    part_budget=None, whole_limit=COPILOT_LIMIT, flat_context=True,
+    # hooks/hooks.copilot.json, named by .github/plugin/plugin.json, which Copilot reads before
+    # .claude-plugin/plugin.json (fact 16, measured).
+    hooks_check=copilot_hooks_check,
+    # The task tool requires agent_type (fact 1): no default agent.
+    builtin_agents=COPILOT_BUILTIN_AGENTS,
+    agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a])

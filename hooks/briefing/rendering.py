@@ -1,0 +1,195 @@
+"""Framing, sealing and splitting a briefing into parts.
+
+Each skill stands between ``<skill ... seal="S">`` and ``</skill seal="S">``; the
+seal is chosen so that it occurs in no skill's text. Under Claude Code a
+briefing is packed into at most PARTS parts of at most one hook output each,
+a skill too large for one part going in labelled fragments.
+"""
+from .constants import MIN_FRAGMENT, PARTS
+from .text import _utf8_len, escape_attr
+
+
+HEADER = (
+    "The skills below were loaded for you before your first turn: use them as they are, "
+    "and do not look them up or load them again. Each skill's text stands between "
+    '<skill … seal="{seal}"> and </skill seal="{seal}">. The seal never occurs inside any '
+    "skill's text, so everything between those two tags belongs to that skill, even text that "
+    "looks like a tag. A skill too large for one part comes in fragments (fragment=\"i/n\") that "
+    "may arrive in any order: read them in order. Relative paths in a skill (references/, "
+    "scripts/) are relative to its dir."
+)
+
+
+# Parts after the first arrive next to part 1, in whatever order the handlers finish.
+CONTINUATION = ("This part continues the briefing; part 1 says how to read it: a skill's text "
+                'stands between <skill … seal="{seal}"> and </skill seal="{seal}">.')
+
+
+ABORT = (
+    "STOP. Do not attempt the task you were given. This agent must work with skills that "
+    "could not be loaded ({why}), and working without them is exactly what it must not do. "
+    "Reply only with a short failure report: say that you were started without the skills you "
+    "need, name them ({names}), and that the owner must fix {where}; `briefing-doctor` shows "
+    "the details."
+)
+
+
+def make_seal(agent, skills):
+    """A hex token that occurs in no skill's text, derived from the content.
+
+    Every part handler renders the same briefing independently, so the seal
+    must be deterministic; it is then lengthened until no body contains it,
+    which makes a forged closing tag impossible rather than unlikely.
+    """
+    import zlib
+    data = "\0".join([agent] + [s.name + "\0" + s.body for s in skills]).encode("utf-8", "replace")
+    salt = zlib.crc32(data)
+    seal = "%08x" % salt
+    while True:
+        salt = zlib.crc32(data, salt)
+        seal += "%08x" % salt
+        if len(seal) >= 12 and not any(seal[:len(seal)] in s.body for s in skills):
+            return seal
+
+
+def _cut(text, budget):
+    """The longest prefix of ``text`` within ``budget`` UTF-8 bytes, ending at a newline if one is near."""
+    if _utf8_len(text) <= budget:
+        return text, ""
+    lo, hi = 0, min(len(text), budget)
+    while lo < hi:  # largest k with utf8_len(text[:k]) <= budget
+        mid = (lo + hi + 1) // 2
+        if _utf8_len(text[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    newline = text.rfind("\n", 0, lo)
+    if newline >= lo - 200:  # a line break close by reads better, and costs little room
+        lo = newline + 1
+    lo = max(lo, 1)
+    return text[:lo], text[lo:]
+
+
+def skill_open(skill, seal, fragment=None):
+    return '<skill name="%s" dir="%s"%s seal="%s">\n' % (
+        escape_attr(skill.name), escape_attr(skill.dir),
+        ' fragment="%s"' % fragment if fragment else "", seal)
+
+
+def skill_close(seal):
+    return '\n</skill seal="%s">\n' % seal
+
+
+def part_open(agent, index, count, seal):
+    return '<briefing agent="%s" part="%s/%s" seal="%s">\n' % (escape_attr(agent), index, count, seal)
+
+
+def part_close(seal):
+    return '</briefing seal="%s">' % seal
+
+
+def render_parts(agent, skills, budget):
+    """Split a briefing into labelled parts of at most ``budget`` UTF-8 bytes each.
+
+    With ``budget`` None everything goes into one part. Skills are kept whole
+    where they fit; a skill too large for one part is cut into fragments.
+    Returns None when more than PARTS parts would be needed.
+    """
+    if not skills:
+        return []
+    seal = make_seal(agent, skills)
+    header = HEADER.format(seal=seal) + "\n"
+    continuation = CONTINUATION.format(seal=seal) + "\n"
+    if budget is None:
+        layout = [[(s, None, s.body) for s in skills]]
+    else:
+        room = budget - _utf8_len(part_open(agent, 99, 99, seal) + part_close(seal))
+        rooms = (room - _utf8_len(header), room - _utf8_len(continuation))
+        layout = _pack(skills, seal, rooms, keep_whole=True)
+        if layout is None or len(layout) > PARTS:
+            layout = _pack(skills, seal, rooms, keep_whole=False)
+        if layout is None or len(layout) > PARTS:
+            return None
+    count = len(layout)
+    pieces_of = {}
+    for part in layout:
+        for skill, _, _ in part:
+            pieces_of[id(skill)] = pieces_of.get(id(skill), 0) + 1
+    seen = {}
+    out = []
+    for index, part in enumerate(layout, 1):
+        chunks = [part_open(agent, index, count, seal), header if index == 1 else continuation]
+        for skill, _, text in part:
+            total = pieces_of[id(skill)]
+            seen[id(skill)] = seen.get(id(skill), 0) + 1
+            fragment = "%d/%d" % (seen[id(skill)], total) if total > 1 else None
+            chunks += [skill_open(skill, seal, fragment), text, skill_close(seal)]
+        chunks.append(part_close(seal))
+        out.append("".join(chunks))
+    return out
+
+
+def _pack(skills, seal, rooms, keep_whole):
+    """Lay skills out in parts: [[(skill, is_fragment, text)]], or None past PARTS.
+
+    ``rooms`` is the space of the first part and of every later one. With
+    ``keep_whole`` a skill that fits in a fresh part starts one rather than
+    being cut; otherwise every part is filled before the next begins.
+    """
+    first, room = rooms
+    parts, left = [[]], first
+
+    def next_part():
+        parts.append([])
+        return room
+
+    for skill in skills:
+        overhead = _utf8_len(skill_open(skill, seal, "99/99") + skill_close(seal))
+        if overhead + MIN_FRAGMENT > min(first, room):
+            return None  # a dir so long that not even a fragment fits
+        need = overhead + skill.size
+        if need > left and parts[-1] and (keep_whole and need <= room or left - overhead < MIN_FRAGMENT):
+            left = next_part()
+        if need <= left:
+            parts[-1].append((skill, False, skill.body))
+            left -= need
+            continue
+        rest = skill.body
+        while rest:
+            if left - overhead < min(MIN_FRAGMENT, _utf8_len(rest)):
+                left = next_part()
+            piece, rest = _cut(rest, left - overhead)
+            parts[-1].append((skill, True, piece))
+            left -= overhead + _utf8_len(piece)
+        if len(parts) > PARTS:
+            return None
+    return parts
+
+
+def split_capacity(agent, skills, budget):
+    """Bytes of skill text that PARTS parts of ``budget`` always carry: a lower bound, for messages.
+
+    It pays for the labels, the header, the framing of every skill and of up
+    to PARTS - 1 extra fragments, and a line break's worth of room per cut.
+    """
+    seal = "0" * 16
+    fixed = PARTS * _utf8_len(part_open(agent, 99, 99, seal) + part_close(seal))
+    fixed += _utf8_len(HEADER.format(seal=seal)) + (PARTS - 1) * _utf8_len(CONTINUATION.format(seal=seal))
+    framing = [_utf8_len(skill_open(s, seal, "99/99") + skill_close(seal)) for s in skills] or [0]
+    cuts = (PARTS - 1) * (max(framing) + 200)
+    return PARTS * budget - fixed - PARTS - sum(framing) - cuts
+
+
+def render_abort(briefing):
+    """The instruction an agent gets instead of a partial briefing."""
+    agent = briefing.agent
+    if briefing.missing:
+        names = briefing.listed(briefing.missing)
+        why = "%d of the %d it declares" % (len(briefing.missing), len(briefing.checked))
+    else:
+        names = briefing.listed(briefing.delivered, problems=False)
+        why = "the briefing is %d bytes, more than the %d that can be delivered whole" % (
+            briefing.total_bytes, briefing.limit_bytes)
+    body = ABORT.format(why=why, names=names, where=briefing.where(
+        briefing.missing or briefing.delivered, shown=True))
+    return '<briefing agent="%s" status="abort">\n%s\n</briefing>' % (escape_attr(agent.name), body)

@@ -1,0 +1,289 @@
+"""Resolution: one Briefing per declaration, the only source of verdicts.
+
+``build_briefing`` resolves every declared name once, where the harness would,
+and decides which the hook delivers itself; every refusal, abort, audit line
+and doctor verdict is then read off the Briefing.
+"""
+import os
+
+from .constants import REFUSAL_NAMES, SHOWN_PROBLEM
+from .files import display_path, shown_path
+from .harnesses import HARNESSES
+from .machine import Machine
+from .names import split_plugin_name
+from .records import Agent
+from .rules import matching_rules
+from .text import clip, shown_name
+
+
+class Briefing(object):
+    """An agent's declaration, resolved once.
+
+    ``delivered`` are the skills the hook itself injects (for a Claude Code
+    subagent, the ``briefing:`` skills that the native field does not already
+    preload); ``checked`` are all declared skills, native ones included, and
+    the skills of the ``rules`` that apply to the agent (``source == "rule"``).
+    """
+
+    def __init__(self, agent, checked, delivered, session=False, rules=()):
+        self.agent = agent
+        self.harness = HARNESSES[agent.harness]
+        self.checked = checked
+        self.delivered = delivered
+        self.session = session
+        self.rules = list(rules)
+        self._parts = None
+
+    @property
+    def missing(self):
+        return [s for s in self.checked if s.problem]
+
+    @property
+    def unreadable(self):
+        """Why the declaration itself could not be read, or None."""
+        return self.agent.error
+
+    @property
+    def total_bytes(self):
+        return sum(s.size or 0 for s in self.delivered if not s.problem)
+
+    @property
+    def limit_bytes(self):
+        """How many bytes of skill text this harness can take whole for this agent."""
+        return self.harness.capacity(self.agent.name, self.delivered)
+
+    @property
+    def too_large(self):
+        if self.missing or not self.delivered:
+            return False
+        if self.harness.part_budget is None:
+            return self.total_bytes > self.harness.whole_limit
+        return self.parts() is None
+
+    @property
+    def denies(self):
+        """Refuse the spawn: a declared skill is missing, or the briefing cannot be delivered whole."""
+        return bool(self.missing) or self.too_large
+
+    @property
+    def deliverable(self):
+        return not self.denies
+
+    def parts(self):
+        """The rendered parts under this harness's limits, or None when they cannot carry it."""
+        if self._parts is None:
+            self._parts = self.harness.render(self.agent.name, self.delivered) or []
+        return self._parts or None
+
+    def where(self, skills, shown=False):
+        """What to fix for ``skills``: the agent's declaration and/or the rules they come from.
+
+        ``shown``: as a refusal shows it (see REFUSAL_NAMES): the path clipped, and of the
+        rules the first alone, with how many others there are.
+        """
+        places, own = [], False
+        for skill in skills:
+            if skill.rule is None:
+                own = True
+                continue
+            label = skill.rule.label(shown)
+            if not any(p[0] == label for p in places):
+                places.append((label, []))
+            next(p for p in places if p[0] == label)[1].append(skill.name)
+        if shown:
+            words = ["%s (%s%s)" % (label, shown_name(names[0]), ", \u2026" if len(names) > 1 else "")
+                     for label, names in places[:1]]
+            if len(places) > 1:
+                words[0] += " (or %d other rule(s))" % (len(places) - 1)
+            if own or not words:
+                words.insert(0, "the declaration in %s" % shown_path(self.agent.path))
+            return " or ".join(words)
+        words = ["%s (%s)" % (label, ", ".join(names)) for label, names in places]
+        if own or not words:
+            words.insert(0, "the declaration in %s" % display_path(self.agent.path))
+        return " or ".join(words)
+
+    def listed(self, skills, problems=True):
+        """At most REFUSAL_NAMES of ``skills`` in declaration order, then how many more.
+
+        Every refusal text names its skills through this one method, in every
+        harness and for every cause, so each stays bounded however many are
+        declared (see REFUSAL_NAMES); the doctor is where the full list is.
+        """
+        shown = []
+        for skill in skills[:REFUSAL_NAMES]:
+            text = shown_name(skill.name)
+            if problems and skill.problem and skill.problem != "unknown skill":
+                # The name says which skill; its path is the doctor's to show.
+                problem = skill.problem.replace(" at %s" % skill.path, "") if skill.path else skill.problem
+                if is_off(skill):  # its settings file is named in the fix, once
+                    problem = problem.replace(" in %s" % display_path(skill.override[2]), "")
+                text += " (%s)" % clip(problem, SHOWN_PROBLEM)
+            shown.append(text)
+        text = ", ".join(shown)
+        if len(skills) > REFUSAL_NAMES:
+            text += ", \u2026 and %d more (`briefing-doctor --show %s` lists them all)" % (
+                len(skills) - REFUSAL_NAMES, shown_name(self.agent.name))
+        return text
+
+    def problem(self):
+        """What is wrong, in words that every refusal text shares (see ``listed``)."""
+        if self.missing and all(is_off(s) for s in self.missing):
+            return "skill(s) that a setting turned off: %s" % self.listed(self.missing)
+        if self.missing:
+            return "unknown skill(s): %s" % self.listed(self.missing)
+        if self.too_large:
+            return "a briefing of %d bytes (%s), more than the %d bytes %s can deliver whole (%s)" % (
+                self.total_bytes, self.listed(self.delivered, problems=False), self.limit_bytes,
+                self.harness.label, self.harness.delivery())
+        return ""
+
+    def reason(self):
+        """Why the spawn is refused, in words that say what to change."""
+        if not self.denies:
+            return ""
+        return "briefing: agent '%s' %s" % (shown_name(self.agent.name), self.refusal())
+
+    def refusal(self):
+        """The reason after "agent 'NAME' ": what is wrong and what to change (the pre-flight's line)."""
+        off = [s.override for s in self.missing if is_off(s)]
+        if off:
+            override = 'skillOverrides "%s": "off" in %s%s' % (
+                shown_name(off[0][0]), shown_path(off[0][2]),
+                " (and %d other override(s))" % (len(off) - 1) if len(off) > 1 else "")
+        if self.missing and all(is_off(s) for s in self.missing):
+            # A person or a policy switched them off (facts/claude-code.md §5.1): never deliver them anyway.
+            verb, fix = "declares", "Remove %s or the skill from %s." % (override, self.where(
+                self.missing, shown=True))
+        elif self.missing:
+            # Turned-off skills among unknown ones carry their problem in the one bounded list.
+            verb, fix = "references", "Install the skill(s)%s or fix %s." % (
+                ", remove %s," % override if off else "", self.where(self.missing, shown=True))
+        else:
+            verb, fix = "needs", "Declare fewer or smaller skills in %s." % self.where(
+                self.delivered, shown=True)
+        return "%s %s. %s" % (verb, self.problem(), fix)
+
+    def audit(self):
+        names = ", ".join(s.name for s in self.delivered)
+        line = "briefing: %s \u2190 %s (%.1f kB)" % (self.agent.name, names, self.total_bytes / 1000.0)
+        skipped = [s.name for s in self.checked if s.source == "briefing" and s not in self.delivered]
+        if skipped and not self.session:
+            line += "; preloaded natively: %s" % ", ".join(skipped)
+        for rule in self.rules:
+            mine = [s.name for s in self.delivered if s.rule is rule]
+            if mine:
+                line += "; from %s: %s" % (rule.label(), ", ".join(mine))
+        covered = [s for s in self.checked if s.source == "native" and s.skip and not s.problem]
+        if covered:
+            line += "; delivered because %s skips them: %s" % (
+                self.harness.label, "; ".join("%s (%s)" % (s.name, s.skip) for s in covered))
+        return line
+
+    def verdict_of(self, skill):
+        """Who delivers one declared skill at a subagent spawn, in the doctor's words."""
+        if skill.problem:
+            return "missing" if skill.problem == "unknown skill" else "missing: %s" % skill.problem
+        if skill.source == "native":
+            if skill.skip:
+                return "native, delivered by briefing: %s" % skill.skip
+            return "native (%s preloads)" % self.harness.label
+        if self.session or any(s is skill for s in self.delivered):
+            return skill.source  # "briefing", or "rule": briefing injects it
+        if any(same_file(s, skill) for s in self.delivered):
+            return "%s (declared twice)" % skill.source
+        return "%s, preloaded by %s (also in skills:)" % (skill.source, self.harness.label)
+
+
+def build_briefing(agent, machine, session=False, rules=None):
+    """Resolve every declared name once; decide which the hook delivers itself.
+
+    The skills of the ``rules`` that apply (default: every rule matching the agent) come
+    after the agent's own, rule by rule, each name once: they resolve where the agent's own
+    do, and are checked, sized and delivered with them (README "Rules").
+    """
+    harness = HARNESSES[agent.harness]
+    if rules is None:
+        rules = matching_rules(machine, harness, agent)
+
+    def resolve(name, source):
+        return harness.resolve_skill(machine, name, source)
+
+    checked, delivered, seen = [], [], set()
+    native = [resolve(name, "native") for name in agent.native] if harness.preloads_native else []
+    if not session:
+        # The harness's own preload skips some entries that exist: briefing delivers those.
+        for skill in native:
+            if not skill.problem:
+                skill.skip = harness.native_skip(machine, skill)
+    preloaded = {machine.real_path(s.path) for s in native if s.path and not s.problem and not s.skip}
+    from_rules, named = [], set(agent.skills) | {s.name for s in native}
+    for rule in rules:
+        for name in rule.skills:
+            if name not in named:  # declared by the agent, or by an earlier rule: once is enough
+                named.add(name)
+                skill = resolve(name, "rule")
+                skill.rule = rule
+                from_rules.append(skill)
+    for skill in [resolve(name, "briefing") for name in agent.skills] + from_rules + native:
+        checked.append(skill)
+        if skill.problem:
+            continue
+        key = machine.real_path(skill.path)
+        if key in seen:
+            continue  # the same skill declared twice, perhaps under two names
+        if not session and key in preloaded:
+            continue  # the harness preloads it itself in a subagent: never inject it again
+        seen.add(key)
+        delivered.append(skill)
+    return Briefing(agent, checked, delivered, session, rules)
+
+
+def same_file(a, b):
+    return bool(a.path and b.path) and os.path.realpath(a.path) == os.path.realpath(b.path)
+
+
+def is_off(skill):
+    """A skill that a setting turned off: refused like a missing one, never delivered."""
+    return bool(skill.problem and skill.override and skill.override[1] == "off")
+
+
+def resolve(harness, machine, agent_type, session=False, agent=None):
+    """The Briefing of ``agent_type`` in ``harness``, or None when nothing briefs that agent.
+
+    ``agent`` is the already found file, so that a caller that looked it up
+    does not pay for the lookup twice. An agent without a file (a built-in, or
+    one the harness defines elsewhere) is briefed by the rules that match it.
+    """
+    if agent is None:
+        if not isinstance(agent_type, str) or not agent_type:
+            return None
+        agent = harness.find_agent(machine, agent_type)
+        if agent is None:
+            if split_plugin_name(agent_type)[1] is None:
+                return None  # not a name any agent can have
+            agent = Agent(harness.key, agent_type, None)
+    rules = matching_rules(machine, harness, agent)
+    if not agent.declares and not rules:
+        return None
+    return build_briefing(agent, machine, session and harness.session_agents, rules)
+
+
+def claude_briefing(agent_type, cwd, home, env=None):
+    """Convenience for tests and tools: the Claude Code Briefing of ``agent_type``."""
+    return resolve(HARNESSES["claude"], Machine(cwd, dict(env or {}, HOME=home)), agent_type)
+
+
+def copilot_briefing(agent_type, cwd, home, env=None):
+    """Convenience for tests and tools: the Copilot CLI Briefing of ``agent_type``."""
+    return resolve(HARNESSES["copilot"], Machine(cwd, dict(env or {}, HOME=home)), agent_type)
+
+
+def codex_briefing(agent_type, cwd, home, env=None):
+    """Convenience for tests and tools: the Codex Briefing of ``agent_type``."""
+    return resolve(HARNESSES["codex"], Machine(cwd, dict(env or {}, HOME=home)), agent_type)
+
+
+def not_briefed_message(briefing):
+    return "briefing: agent '%s' NOT briefed: %s in %s. Fix the file; `briefing-doctor` shows the details." % (
+        briefing.agent.name, briefing.unreadable, display_path(briefing.agent.path))

@@ -1,0 +1,90 @@
+"""A hook run imports only what its event and harness need.
+
+Every spawn is a new process, and every module imported is bytecode to
+unmarshal: the doctor is loaded only in doctor mode, the session survey only at
+session start, and a harness's discovery only for that harness (detection reads
+the records in harnesses/__init__.py). Each row runs the registered command in a
+real process and lists the package's modules it imported at exit.
+"""
+import json
+import subprocess
+
+import pytest
+
+from conftest import HOOK, HOOK_PYTHON, REGISTERED_FLAGS, agent_md, role_toml, skill_md
+
+# Run the hook's main() as the registered command does, then print which of the package's
+# modules the run imported.
+PROBE = """
+import json, os, sys
+hook = sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(hook))
+from briefing.main import main
+main(sys.argv[1:])
+sys.stdout.write("\\n" + json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "briefing")))
+"""
+
+HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini")}
+EVERY_RUN = {"briefing", "briefing.main", "briefing.handlers", "briefing.harnesses"}
+
+FILES = {
+    "project/.claude/agents/good.md": agent_md("good", ["style"]),
+    "project/.claude/agents/broken.md": agent_md("broken", ["style", "gone"]),
+    "project/.codex/agents/broken.toml": role_toml("broken", ["gone"]),
+    "project/.claude/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
+    "project/.codex/agents/role.toml": role_toml("role", ["style"]),
+    "project/.codex/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
+    "home/.gemini/agents/gem.md": "---\nname: gem\ndescription: d\n---\n"
+                                  '<!-- briefing: skills = ["style"] -->\nBody.\n',
+    "home/.gemini/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
+}
+
+# (row, payload and args and env, the one harness module it may load, what else it may load)
+ROWS = [
+    ("claude guard", lambda sb: (sb.guard("broken"), (), {}), "claude", set()),
+    ("claude brief", lambda sb: (sb.spawn("good"), ("--part", "1"), {}), "claude", set()),
+    ("claude part 2", lambda sb: (sb.spawn("good"), ("--part", "2"), {}), "claude", set()),
+    ("codex guard", lambda sb: (sb.guard("broken", "codex"), (), {}), "codex", set()),
+    ("codex brief", lambda sb: (sb.spawn("role", "codex"), ("--part", "1"), {}), "codex", set()),
+    ("copilot brief", lambda sb: (sb.spawn("good", "copilot"), ("--part", "1"), sb.copilot_env()),
+     "copilot", set()),
+    ("gemini guard", lambda sb: ({"hook_event_name": "BeforeTool", "session_id": "g", "cwd": str(sb.project),
+                                  "tool_name": "invoke_agent",
+                                  "tool_input": {"agent_name": "gem", "prompt": "p"}}, (),
+                                 {"GEMINI_SESSION_ID": "g", "GEMINI_PROJECT_DIR": str(sb.project)}),
+     "gemini", set()),
+    ("claude pre-flight", lambda sb: (sb.payload("SessionStart", source="startup"), ("--part", "1"), {}),
+     "claude", {"briefing.survey"}),
+]
+
+
+def imported(sb, payload, args, env):
+    argv = [HOOK_PYTHON] + REGISTERED_FLAGS + ["-c", PROBE, str(HOOK)] + list(args)
+    proc = subprocess.run(argv, input=json.dumps(payload).encode(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=sb.env(**env), cwd=str(sb.project), timeout=30)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
+    out = proc.stdout.decode()
+    return out, set(json.loads(out.rsplit("\n", 1)[1]))
+
+
+@pytest.mark.parametrize("row, build, harness, extra", ROWS, ids=[r[0] for r in ROWS])
+def test_a_hook_run_imports_only_its_harness(sandbox, row, build, harness, extra):
+    sb = sandbox(FILES)
+    payload, args, env = build(sb)
+    out, modules = imported(sb, payload, args, env)
+    if row != "claude part 2":
+        assert out.split("\n")[0].strip(), "the row must do real work: %r" % out  # briefed or guarded
+    assert EVERY_RUN <= modules, modules
+    assert modules & HARNESS_MODULES <= {"briefing.harnesses." + harness}, modules
+    assert not {"briefing.doctor", "briefing.hooks_files"} & modules, modules
+    assert "briefing.survey" not in modules or "briefing.survey" in extra, modules
+
+
+def test_the_doctor_loads_the_doctor(sandbox):
+    sb = sandbox(FILES)
+    argv = [HOOK_PYTHON] + REGISTERED_FLAGS + ["-c", PROBE, str(HOOK), "doctor", "--harness", "codex"]
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=sb.env(), cwd=str(sb.project), timeout=30)
+    modules = set(json.loads(proc.stdout.decode().rsplit("\n", 1)[1]))
+    assert {"briefing.doctor", "briefing.survey", "briefing.harnesses.codex"} <= modules, modules
