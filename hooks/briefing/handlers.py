@@ -75,7 +75,9 @@ def machine_for(payload):
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         cwd = os.getcwd()
-    return Machine(cwd, transcript=payload.get("transcript_path"))
+    # Copilot CLI's SubagentStart payload is camelCase (copilot-cli.md fact 13).
+    session = payload.get("session_id", payload.get("sessionId"))
+    return Machine(cwd, transcript=payload.get("transcript_path"), session=session)
 
 
 def briefing_for_spawn(payload, machine, session=False):

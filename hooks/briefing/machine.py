@@ -23,11 +23,12 @@ class Machine(object):
     (``project``); every project-level lookup of that harness starts there.
     """
 
-    def __init__(self, cwd, env=None, transcript=None):
+    def __init__(self, cwd, env=None, transcript=None, session=None):
         env = os.environ if env is None else env
         self.env = env
         self.cwd = os.path.abspath(cwd)
         self.transcript = transcript if isinstance(transcript, str) else None
+        self.session = session if isinstance(session, str) else None  # the payload's session id
         self.home = env.get("HOME") or os.path.expanduser("~")
         # Where each harness keeps its files: detection compares transcript paths with these.
         self.claude_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(self.home, ".claude")
