@@ -151,7 +151,8 @@ def test_registered_briefing_reads_back(sandbox):
 
 
 def test_the_hook_script_only_starts_the_package():
-    """The one entry stays a few lines: all code lives in the package (and so in its bytecode)."""
+    """The one entry stays a few lines (the path, gc, the exit): all code lives in the package,
+    and so in its shipped bytecode."""
     code = [line for line in HOOK.read_text().split('"""', 2)[2].splitlines()
             if line.strip() and not line.lstrip().startswith("#")]
-    assert len(code) <= 8, code
+    assert len(code) <= 20, code
