@@ -156,3 +156,20 @@ def test_the_hook_script_only_starts_the_package():
     code = [line for line in HOOK.read_text().split('"""', 2)[2].splitlines()
             if line.strip() and not line.lstrip().startswith("#")]
     assert len(code) <= 20, code
+
+
+@pytest.mark.parametrize("entry", ["bin/briefing-doctor", "hooks/briefing-preload"])
+def test_no_entry_writes_bytecode_even_without_dash_b(sandbox, tmp_path, entry):
+    """Run as a person runs it (no -B), with the shipped bytecode stale: nothing is written."""
+    copy = tmp_path / "plugin"
+    shutil.copytree(str(REPO / "hooks"), str(copy / "hooks"))
+    shutil.copytree(str(REPO / "bin"), str(copy / "bin"))
+    module = copy / "hooks" / "briefing" / "rules.py"
+    module.write_text(module.read_text() + "\n# changed after the bytecode was built\n")
+    sb = sandbox({"project/.claude/agents/a.md": agent_md("a", ["gone"])})
+    before = snapshot(copy)
+    args = ["--cwd", str(sb.project)] if entry.startswith("bin/") else ["doctor", "--cwd", str(sb.project)]
+    proc = subprocess.run([HOOK_PYTHON, str(copy / entry)] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=sb.env(), cwd=str(sb.project), timeout=30)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc  # the doctor found the problem
+    assert snapshot(copy) == before
