@@ -465,10 +465,13 @@ def test_copilot_reads_its_own_manifest_and_hooks_file():
         "hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert sorted(hooks) == ["PreToolUse", "SessionStart", "SubagentStart"]
     for event, groups in hooks.items():
-        (group,) = groups
-        (handler,) = group["hooks"]
-        assert handler["command"] == guard_command  # the same program as every other file, no --part
-        assert group.get("matcher") == ("Agent" if event == "PreToolUse" else None)
+        # PreToolUse: the guard, and the handler of every other tool, which briefs a compacted
+        # agent again (issue 26; tests/test_compaction_copilot.py)
+        assert [g.get("matcher") for g in groups] == (
+            ["Agent", "(?!(?:Agent|Task|task)$).*"] if event == "PreToolUse" else [None])
+        for group in groups:
+            (handler,) = group["hooks"]
+            assert handler["command"] == guard_command  # the same program as every other file, no --part
 
 
 @pytest.mark.parametrize("event", ["SubagentStart", "PreToolUse", "SessionStart"])
@@ -479,7 +482,7 @@ def test_copilot_file_commands_run_as_registered(sandbox, event):
     from conftest import HOOK_PYTHON
     sb = sandbox({"project/.github/agents/rev.md": agent_md("rev", ["a"] if event == "SubagentStart" else ["ghost"]),
                   **skill("project/.github/skills", "a", "A")})
-    (group,) = json.loads((REPO / "hooks" / "hooks.copilot.json").read_text())["hooks"][event]
+    group = json.loads((REPO / "hooks" / "hooks.copilot.json").read_text())["hooks"][event][0]  # the guard
     argv = shlex.split(group["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)))
     payload = {"SubagentStart": sb.spawn("rev", "copilot"), "PreToolUse": sb.guard("rev", "copilot"),
                "SessionStart": sb.payload("SessionStart", "copilot")}[event]

@@ -480,7 +480,10 @@ CODEX_INSTALLED = '[plugins."briefing@briefing"]\nenabled = true\n'
 CODEX_TRUSTED = CODEX_INSTALLED + "".join(
     '\n[hooks.state."briefing@briefing:hooks/hooks.codex.json:%s:0:0"]\n'
     'trusted_hash = "sha256:%s"\ntrusted_content_hash = "sha256:%s"\n' % (event, "a" * 64, "b" * 64)
-    for event in ("session_start", "pre_tool_use", "subagent_start"))
+    # every event of the Codex file: the trust check wants each one (PostToolUse and
+    # UserPromptSubmit bring a compacted child's briefing back, issue 26)
+    for event in (re.sub(r"(?<!^)([A-Z])", r"_\1", e).lower() for e in sorted(json.loads(
+        (REPO / "hooks" / "hooks.codex.json").read_text(encoding="utf-8"))["hooks"])))
 
 
 def _trust_warnings(data):

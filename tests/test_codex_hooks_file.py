@@ -21,6 +21,8 @@ from framing import rebuild
 CODEX_FILE = REPO / "hooks" / "hooks.codex.json"
 CLAUDE_FILE = REPO / "hooks" / "hooks.json"
 EVENTS = ("SessionStart", "PreToolUse", "SubagentStart")
+# The events that bring a compacted child's briefing back (issue 26): every tool call, every turn.
+AGAIN_EVENTS = ("PostToolUse", "UserPromptSubmit")
 
 # Three skills of 12,000 characters: more than one Claude Code part could carry.
 BODIES = {n: text_of(n, 12000) for n in ("big-one", "big-two", "big-three")}
@@ -72,7 +74,7 @@ def test_codex_manifest_names_its_own_file_and_claude_manifest_names_none():
     assert "hooks" not in json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
 
 
-@pytest.mark.parametrize("event", EVENTS)
+@pytest.mark.parametrize("event", EVENTS + AGAIN_EVENTS)
 def test_codex_file_has_one_handler_per_event_without_part(event):
     (matcher, h), = handlers(load(CODEX_FILE), event)
     assert "--part" not in h["command"], h
@@ -89,8 +91,8 @@ def test_codex_file_has_one_handler_per_event_without_part(event):
 
 
 def test_codex_file_registers_nothing_else():
-    assert sorted(load(CODEX_FILE)) == sorted(EVENTS)
-    for event in EVENTS:
+    assert sorted(load(CODEX_FILE)) == sorted(EVENTS + AGAIN_EVENTS)
+    for event in EVENTS + AGAIN_EVENTS:
         assert len([h for g in load(CODEX_FILE)[event] for h in g["hooks"]]) == 1
 
 
@@ -257,7 +259,8 @@ def trust(rel, events):
                    for event, count in events for j in range(count))
 
 
-NEW_KEYS = (("session_start", 1), ("pre_tool_use", 1), ("subagent_start", 1))
+NEW_KEYS = (("session_start", 1), ("pre_tool_use", 1), ("subagent_start", 1), ("post_tool_use", 1),
+            ("user_prompt_submit", 1))
 OLD_KEYS = (("session_start", PARTS), ("pre_tool_use", 1), ("subagent_start", PARTS))
 
 

@@ -90,6 +90,41 @@ def read_text(path, cap=MAX_FILE_BYTES):
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def read_tail(path, size):
+    """The last ``size`` bytes of a regular file, as bytes, and the offset they start at.
+
+    For a harness's own records (a Codex rollout, Copilot CLI's events.jsonl), which
+    grow without bound: refused like ``read_text`` refuses (FIFOs, devices, folders,
+    pseudo-filesystems), opened non-blocking, and read with one ``pread`` at the end,
+    so the cost does not grow with the file. Raises Unreadable.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc))
+    except (ValueError, TypeError):
+        raise Unreadable("not a usable path")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("not a regular file")
+        if pseudo_filesystem(info.st_dev):
+            raise Unreadable("a file on a pseudo-filesystem, not a file anyone wrote")
+        start = max(0, info.st_size - size)
+        chunks, at = [], start
+        while at < info.st_size:
+            chunk = os.pread(fd, min(info.st_size - at, 4 * 1024 * 1024), at)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            at += len(chunk)
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc))
+    finally:
+        os.close(fd)
+    return b"".join(chunks), start
+
+
 def read_json(path):
     """A JSON file as a value, or None when absent; malformed files are reported and skipped."""
     try:

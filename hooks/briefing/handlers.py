@@ -1,8 +1,15 @@
 """The hook events: which harness sent a payload, and what to print for it.
 
-One handler per event (the guard, SubagentStart, SessionStart), in DISPATCH.
+One handler per event (the guard, SubagentStart, SessionStart, and the tool-call
+and prompt events that deliver a briefing again after a compaction), in DISPATCH.
 ``emit`` is the only writer of stdout. Detection reads the harnesses' records
 only, so a run imports the one harness module it needs.
+
+A briefing lasts as long as the agent (facts/compaction.md): a compaction drops
+it in every harness, so it is delivered again. Claude Code sends the compacted
+agent SessionStart(compact); Codex and Copilot CLI send nothing, and the next
+tool call (or, under Codex, the next turn) brings it back, once per compaction,
+as the harness's own records show (``Harness.compacted``).
 """
 import os
 import sys
@@ -12,7 +19,7 @@ from .harnesses import HARNESSES
 from .jsontext import dump_json
 from .machine import Machine
 from .rendering import render_abort
-from .resolution import not_briefed_message, resolve
+from .resolution import build_briefing, not_briefed_message, resolve
 from .text import for_people, shown_name
 
 
@@ -133,13 +140,15 @@ def spawn_tool_harness(tool_name, tool_input=None, sender=None):
 
 
 def handle_pre_tool_use(payload, part):
+    tool_name = payload.get("tool_name")
+    if not isinstance(tool_name, str) or not any(tool_name in r.spawn_tools for r in HARNESSES.records()):
+        # Any other tool: the call of an agent that may have been compacted (Copilot CLI).
+        return handle_after_compaction(payload, part)
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
     machine = machine_for(payload)
-    tool_name = payload.get("tool_name")
-    sender = payload_harness(payload, machine) if isinstance(tool_name, str) else None
-    harness, field = spawn_tool_harness(tool_name, tool_input, sender)
+    harness, field = spawn_tool_harness(tool_name, tool_input, payload_harness(payload, machine))
     if harness is None:
         return None
     # A spawn that names no agent starts the harness's default one, which rules may brief.
@@ -181,8 +190,14 @@ def spawn_output(harness, briefing, tool_input, event):
             "systemMessage": briefing.audit()}
 
 
-def deliver(briefing, part, event):
-    """Part ``part`` of a briefing (or its abort instruction) as a hook output."""
+AGAIN = ", again after compaction"
+
+
+def deliver(briefing, part, event, again=False):
+    """Part ``part`` of a briefing (or its abort instruction) as a hook output.
+
+    ``again``: a delivery after a compaction, and the human's line says so.
+    """
     if briefing is None or (briefing.harness.part_budget is None and part != 1):
         return None  # this harness takes the whole briefing, in one context, from part 1
     if briefing.unreadable:
@@ -194,6 +209,8 @@ def deliver(briefing, part, event):
         if part != 1:
             return None
         message = briefing.reason().replace("briefing: ", "briefing: NOT briefed, told to abort: ", 1)
+        if again:
+            message += " (after a compaction)"
         if briefing.agent.legacy:
             message += "\n" + legacy_notice(briefing.agent)
         out = briefing.harness.context_output(event, render_abort(briefing))
@@ -204,7 +221,7 @@ def deliver(briefing, part, event):
         return None
     out = briefing.harness.context_output(event, parts[part - 1])
     if part == 1:
-        message = briefing.audit()
+        message = briefing.audit() + (AGAIN if again else "")
         if briefing.agent.legacy:
             message += "\n" + legacy_notice(briefing.agent)
         out["systemMessage"] = message
@@ -241,13 +258,31 @@ def with_notice(out, notice):
 
 
 def handle_session_start(payload, part):
+    """The pre-flight at startup; and the briefing of an agent that SessionStart is for.
+
+    Claude Code sends SessionStart for three kinds of session, told apart by their
+    fields (facts/compaction.md). ``agent_id`` and ``agent_type``: a subagent was
+    compacted (``source: "compact"``), which dropped its briefing and the skills
+    Claude Code preloaded for it, so all of it comes again. ``agent_type`` alone:
+    a ``claude --agent NAME`` session, which nothing preloads, briefed at startup
+    and again after ``compact``/``clear``. Neither: a plain session, not briefed.
+    Copilot CLI names no agent in SessionStart: a ``copilot --agent NAME`` session
+    is found on its command line (``Harness.session_agent``).
+    """
     source = payload.get("source")
     agent_type = payload.get("agent_type")
     out = None
     machine = machine_for(payload)
     if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
-        # `claude --agent NAME`: nothing preloads the agent's skills, and compaction or /clear drops them.
-        out = deliver(briefing_for_spawn(payload, machine, session=True), part, "SessionStart")
+        # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
+        out = deliver(briefing_for_spawn(payload, machine, session=True), part, "SessionStart",
+                      again=source == "compact")
+    elif part == 1 and source in ("startup", "resume", "new"):
+        harness = payload_harness(payload, machine)
+        name = harness.session_agent(machine, payload) if harness and harness.session_agent else None
+        if name:
+            # `copilot --agent NAME`: Copilot preloads the agent's own skills: field, briefing the rest.
+            out = deliver(resolve(harness, machine, name), part, "SessionStart")
     # Copilot CLI says "new" where Claude Code and Codex say "startup" (copilot-cli.md fact 13).
     if part == 1 and source in ("startup", "resume", "new"):
         from .survey import preflight  # the whole survey, at session start only
@@ -258,11 +293,48 @@ def handle_session_start(payload, part):
     return out
 
 
+def handle_after_compaction(payload, part):
+    """A tool call or a new turn of an agent: its briefing again if it was compacted since.
+
+    Codex and Copilot CLI send no event into a compacted agent; its next tool call
+    (Codex: PostToolUse; Copilot CLI: PreToolUse) or, under Codex, its next turn
+    (UserPromptSubmit) carries its ``agent_id``, and that hook's context reaches the
+    agent. Runs on every tool call of every agent, so what has nothing to deliver
+    leaves early: the main agent (no ``agent_id``, and no ``--agent`` session), a
+    harness without records to decide from, no compaction since the last delivery
+    (``Harness.compacted``, read off the end of the harness's own records), and only
+    then an agent that declares nothing. Once delivered, the records show it, so the
+    next call prints nothing: exactly once per compaction.
+    """
+    if part != 1:
+        return None
+    agent_id = payload.get("agent_id")
+    machine = machine_for(payload)
+    harness = payload_harness(payload, machine)
+    if harness is None or harness.compacted is None:
+        return None
+    if agent_id:
+        name = payload.get("agent_type")
+    else:
+        name = harness.session_agent(machine, payload) if harness.session_agent else None
+    if not isinstance(name, str) or not name or not harness.compacted(machine, payload, name):
+        return None
+    briefing = resolve(harness, machine, name)
+    if agent_id and briefing is not None and harness.preloads_native and not briefing.session:
+        # A subagent's compaction dropped the skills the harness preloaded for it too (Copilot
+        # CLI's <skill-context>): every declared skill comes again. A `--agent` session keeps
+        # them in its system prompt (measured), so it gets what it got at sessionStart.
+        briefing = build_briefing(briefing.agent, machine, True, briefing.rules)
+    return deliver(briefing, part, payload_event(payload), again=True)
+
+
 DISPATCH = {
     "PreToolUse": handle_pre_tool_use,
     "BeforeTool": handle_pre_tool_use,  # Gemini CLI's name for it
     "SubagentStart": handle_subagent_start,
     "SessionStart": handle_session_start,
+    "PostToolUse": handle_after_compaction,
+    "UserPromptSubmit": handle_after_compaction,
 }
 
 

@@ -82,3 +82,24 @@ def dump_json(value):
     if isinstance(value, dict):
         return "{%s}" % ", ".join("%s: %s" % (quote(str(k)), dump_json(v)) for k, v in value.items())
     return "[%s]" % ", ".join(dump_json(v) for v in value)
+
+
+def json_lines_with(data, needle, start=0):
+    """Each line of JSON-lines ``data`` (bytes) holding ``needle`` at or after ``start``, parsed.
+
+    For a harness's records, read as bytes: a search finds the few lines worth parsing,
+    and a line that is not a JSON object (cut at the start of a tail, or malformed) is
+    skipped. Yields (offset of the line, the object).
+    """
+    at = data.find(needle, start)
+    while at >= 0:
+        begin = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        try:
+            value = parse_json(data[begin:end].decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            value = None
+        if isinstance(value, dict):
+            yield begin, value
+        at = data.find(needle, end)

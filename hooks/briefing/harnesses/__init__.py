@@ -73,12 +73,20 @@ class Harness(Record):
     default_agent   the agent a spawn without a name starts, or None
     agent_names     (machine) -> the name of every agent file, declaring or not (the doctor
                     shows which of them a rule applies to), or None: the declaring ones only
+    compacted       (machine, payload, name) -> whether the harness's own records show that the
+                    agent of a tool-call or prompt payload was compacted after its briefing was
+                    last delivered (then the hook delivers it again), or None: no such records,
+                    a compacted agent gets its briefing back some other way or not at all
+    session_agent   (machine, payload) -> the agent a main session runs as, where no payload
+                    names it (``copilot --agent NAME``: its command line), or None
+    redelivery      when an agent receives its briefing in this harness, in words (the doctor)
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
                   hooks_check=None, trust_check=None, native_skip=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, preflight_warns=False,
-                  builtin_agents=frozenset(), default_agent=None, agent_names=None)
+                  builtin_agents=frozenset(), default_agent=None, agent_names=None,
+                  compacted=None, session_agent=None, redelivery="at spawn")
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):

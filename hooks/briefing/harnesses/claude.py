@@ -14,6 +14,7 @@ from ..jsontext import parse_json
 from ..lookup import (declaring_md_agents, find_in_tree, first_usable, load_md_agent,
                       plugin_candidates, skill_file_named, skills_named)
 from ..names import split_plugin_name, valid_skill_name
+from ..process import ancestor_named, flag_values, process_argv
 from ..records import Project, Skill, Unreadable
 from ..yaml_subset import meta_value, yaml_present, yaml_true
 
@@ -207,55 +208,9 @@ def claude_plugins(machine):
     return found
 
 
-def process_argv(pid):
-    """The command line of process ``pid`` as a list, or None when it cannot be read."""
-    try:
-        with open("/proc/%s/cmdline" % pid, "rb") as handle:
-            raw = handle.read(256 * 1024)
-    except (OSError, ValueError):
-        return None
-    argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0")]
-    if argv and argv[-1] == "":
-        argv.pop()
-    return argv or None
-
-
-def process_parent(pid):
-    """The parent of process ``pid`` (from /proc/<pid>/stat), or None."""
-    try:
-        with open("/proc/%s/stat" % pid, "rb") as handle:
-            stat_line = handle.read(4096)
-    except (OSError, ValueError):
-        return None
-    fields = stat_line.rpartition(b")")[2].split()  # the name in (...) may hold spaces
-    return fields[1].decode("ascii", "replace") if len(fields) > 1 and fields[1].isdigit() else None
-
-
 def claude_ancestor():
     """The nearest ancestor process whose program is called claude (or claude.exe), or None."""
-    pid = str(os.getppid())
-    for _ in range(8):
-        if not pid or pid in ("0", "1"):
-            return None
-        argv = process_argv(pid)
-        if argv and os.path.basename(argv[0]) in ("claude", "claude.exe"):
-            return pid
-        pid = process_parent(pid)
-    return None
-
-
-def flag_values(argv, flag):
-    """The values of ``flag VALUE`` and ``flag=VALUE`` in a command line, in order."""
-    values = []
-    args = list(argv or [])[1:]
-    for index, arg in enumerate(args):
-        if arg == "--":
-            break
-        if arg == flag and index + 1 < len(args):
-            values.append(args[index + 1])
-        elif arg.startswith(flag + "="):
-            values.append(arg[len(flag) + 1:])
-    return values
+    return ancestor_named(("claude", "claude.exe"))[0]
 
 
 # Where is the project? One answer per harness, each resting on what that harness was measured to do.

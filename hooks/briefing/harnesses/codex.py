@@ -7,14 +7,16 @@ Its project (the session cwd up to the nearest .git), roles (config.toml
 import os
 
 from ..constants import PARTS
-from ..files import plugin_root, read_json, read_text, walk_files, warn
+from ..files import is_inside, plugin_root, read_json, read_tail, read_text, walk_files, warn
 from . import HARNESSES, Harness
 from ..lookup import (find_in_tree, first_usable, key_line_mentions, plugin_candidates,
                       winners_in_tree)
+from ..jsontext import json_lines_with
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Project, Skill, Unreadable
 from ..toml_subset import (has_briefing_table, parse_briefing_table, parse_codex_config,
                            parse_role_name, parse_skills_comment, parse_wildcard_comment)
+from ..text import escape_attr
 from ..yaml_subset import may_spell
 
 
@@ -272,12 +274,18 @@ def codex_hooks_file(root):
     return norm.replace(os.sep, "/")
 
 
+# The events that bring a compacted child's briefing back (see codex_compacted).
+CODEX_AGAIN_EVENTS = ("PostToolUse", "UserPromptSubmit")
+
+
 def codex_hooks_check(root):
     """The hooks file .codex-plugin/plugin.json names: one process per event, no --part.
 
     Codex delivers a context of any size from one handler (additionalContextLimit 0),
     so each of SessionStart, PreToolUse (the spawn_agent guard) and SubagentStart
-    needs exactly one briefing handler; every extra one is a process per spawn.
+    needs exactly one briefing handler; every extra one is a process per spawn. So do
+    PostToolUse (every tool) and UserPromptSubmit, which deliver it again after a
+    compaction, and run on every tool call and turn.
     """
     from ..hooks_files import one_handler_each, read_hooks  # the doctor's checks only
     import re
@@ -296,9 +304,12 @@ def codex_hooks_check(root):
     except (Unreadable, ValueError, AttributeError) as exc:
         return {"name": "hooks.codex.json", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
     problems = []
-    found = one_handler_each(hooks, ("SubagentStart", "SessionStart", "PreToolUse"), problems,
-                             " (it delivers the whole briefing)")
+    found = one_handler_each(hooks, ("SubagentStart", "SessionStart", "PreToolUse") + CODEX_AGAIN_EVENTS,
+                             problems, " (it delivers the whole briefing)")
     for event, (matcher, hook) in found.items():
+        if event == "PostToolUse" and matcher not in (None, "", "*", ".*"):
+            # A compacted child's next tool call, whichever tool it is, brings its briefing back.
+            problems.append("PostToolUse needs the handler for every tool (matcher \"*\"), found %r" % matcher)
         if event == "PreToolUse":
             # Codex matches the whole tool name (measured on 0.169.0: "spawn_agent" and "Agent" do
             # not fire for the multi-agent V2 spawn, "collaborationspawn_agent"), so the guard's
@@ -363,6 +374,68 @@ def codex_trust_check(machine):
     return {"name": "codex-hook-trust", "status": "ok", "detail": "briefing's hooks are trusted"}
 
 
+# Compaction (facts/compaction.md, measured on 0.169.0): no event fires into a compacted
+# child, and its compaction drops every hook context. Its next tool call runs PostToolUse with
+# its agent_id and transcript_path = its own rollout, and that context reaches the request
+# after the call; a new turn from the parent runs UserPromptSubmit first. The rollout records
+# both the compaction and every delivered context before the next hook runs, so whether the
+# briefing must come again is read off the rollout's end.
+#
+# How much of the end: between a compaction and the first hook run after it Codex writes the
+# "compacted" line (the summary and the kept user messages: its start is what is found),
+# the ContextCompaction item, turn context, the model's next call and, for PostToolUse, that
+# call's output, which Codex caps in the rollout (a 3 MB command output: a 66 kB item and a
+# 10.7 kB function_call_output). 2 MiB holds that many times over, and one pread of it costs
+# a fraction of a millisecond (bench/run "after a compaction" rows).
+CODEX_TAIL = 2 * 1024 * 1024
+
+
+# Top-level JSON structure, never the inside of a string (where every quote is escaped): the
+# compaction record itself, and the item Codex completes with it.
+CODEX_COMPACTION_MARKS = (b'"type":"compacted"', b'"type":"ContextCompaction"')
+
+
+def codex_rollout(machine, payload):
+    """The rollout of the agent a payload is from: its transcript_path, if it is Codex's own.
+
+    It must lie under $CODEX_HOME/sessions and be named after the agent's thread id
+    (rollout-<time>-<agent_id>.jsonl), so a payload cannot point the hook at another file.
+    """
+    path, agent_id = payload.get("transcript_path"), payload.get("agent_id")
+    if not (isinstance(path, str) and isinstance(agent_id, str) and agent_id and path
+            and "\0" not in path and os.path.isabs(path)):
+        return None
+    name = os.path.basename(path)
+    if not (name.startswith("rollout-") and name.endswith("-%s.jsonl" % agent_id)) or os.sep in agent_id:
+        return None
+    sessions = os.path.realpath(os.path.join(machine.codex_home, "sessions"))
+    real = os.path.realpath(path)
+    return real if is_inside(real, sessions) and real != sessions else None
+
+
+def codex_compacted(machine, payload, name):
+    """Whether the agent's rollout shows a compaction after the last delivery of its briefing."""
+    path = codex_rollout(machine, payload)
+    if path is None:
+        return False
+    try:
+        tail, _ = read_tail(path, CODEX_TAIL)
+    except Unreadable as exc:
+        warn("%s: %s" % (path, exc.reason))
+        return False
+    at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)
+    if at < 0:
+        return False
+    opening = '<briefing agent="%s"' % escape_attr(name)
+    for _, line in json_lines_with(tail, b'<briefing agent=\\"', at):
+        item = line.get("payload")
+        if line.get("type") == "response_item" and isinstance(item, dict) and item.get("role") == "developer":
+            texts = [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
+            if any(isinstance(t, str) and t.startswith(opening) for t in texts):
+                return False  # delivered since: a briefing or its abort, as a hook context
+    return True
+
+
 HARNESS = Harness(
     HARNESSES.record("codex"),
     find_project=find_codex_project,
@@ -378,4 +451,8 @@ HARNESS = Harness(
     preflight_warns=True,
     # An omitted agent_type spawns "default" (codex.md 2.4).
     builtin_agents=CODEX_BUILTIN_ROLES, default_agent="default",
-    agent_names=codex_role_names)
+    agent_names=codex_role_names,
+    compacted=codex_compacted,
+    redelivery="at spawn (SubagentStart), and again after every compaction of the agent: at its next "
+               "tool call (PostToolUse) or its next turn (UserPromptSubmit), whichever comes first, "
+               "as its rollout shows")

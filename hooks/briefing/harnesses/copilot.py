@@ -7,13 +7,15 @@ frontmatter name, at any depth), its native preload, and its hooks-file check.
 import os
 
 from ..constants import PARTS
-from ..files import (is_dir, is_file, is_inside, path_kind, read_json, read_text,
+from ..files import (is_dir, is_file, is_inside, path_kind, read_json, read_tail, read_text,
                      read_text_or_empty, top_level_files, warn)
 from . import HARNESSES, Harness
-from ..jsontext import parse_json
+from ..jsontext import json_lines_with, parse_json
 from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_name, load_md_agent
 from ..names import split_plugin_name, valid_skill_name
+from ..process import ancestor_named, flag_values
 from ..records import Project, Skill, Unreadable
+from ..text import escape_attr
 from ..yaml_subset import frontmatter_name, strip_comment_lines
 
 
@@ -24,9 +26,10 @@ from ..yaml_subset import frontmatter_name, strip_comment_lines
 COPILOT_LIMIT = 256 * 1024
 
 
-# The task tool's built-in agent types in Copilot CLI 1.0.102 (its agent_type enum).
+# The task tool's built-in agent types in Copilot CLI 1.0.102 (its agent_type enum), and the
+# hidden rubber-duck, which the task tool accepts outside its enum (facts/rendering.md).
 COPILOT_BUILTIN_AGENTS = frozenset(
-    ("explore", "task", "general-purpose", "code-review", "research", "security-review"))
+    ("explore", "task", "general-purpose", "code-review", "research", "security-review", "rubber-duck"))
 
 
 def copilot_agent_roots(machine):
@@ -290,6 +293,13 @@ def copilot_skill_places(skill):
             "plugin" % skill)
 
 
+# The task tool as a Claude-format hooks file names it, and its own names; the handler that
+# briefs a compacted agent again runs for every other tool (Copilot anchors a matcher and
+# honours a lookahead: measured on 1.0.102, it fired for bash and not for the task call).
+COPILOT_SPAWN_NAMES = ("Agent", "task", "Task")
+COPILOT_AGAIN_MATCHER = "(?!(?:Agent|Task|task)$).*"
+
+
 def copilot_hooks_check(root):
     """The hooks file Copilot CLI reads for this plugin, checked for what Copilot rejects or skips.
 
@@ -327,21 +337,33 @@ def copilot_hooks_check(root):
         if matcher not in (None, ".*"):
             problems.append("SubagentStart matcher %r: Copilot CLI matches it against the agent's "
                             "name (\"*\" never fires); leave it out" % matcher)
-    guards = [m for m, _, _, _ in hooks.get("PreToolUse", [])]
-    try:
-        guarded = any(m in (None, "*") or (isinstance(m, str) and m and any(
-            re.fullmatch(m, tool) for tool in ("Agent", "task", "Task"))) for m in guards)
-    except re.error:
-        guarded = False
-    if not guarded:
+    def matches(matcher, tools):
+        try:
+            return matcher in (None, "*") or (isinstance(matcher, str) and bool(matcher) and any(
+                re.fullmatch(matcher, tool) for tool in tools))
+        except re.error:
+            return False
+
+    entries = hooks.get("PreToolUse", [])
+    guards = [e for e in entries if matches(e[0], COPILOT_SPAWN_NAMES)]
+    again = [e for e in entries if matches(e[0], ("Bash", "bash", "view", "edit"))]
+    if not guards:
         problems.append("PreToolUse needs the guard with a matcher for Copilot's task tool (\"Agent\")")
+    elif rel and len(guards) > 1:
+        problems.append("PreToolUse has %d handlers for Copilot's task tool: the guard runs twice on "
+                        "every delegation" % len(guards))
+    if rel and len(again) != 1:
+        # A compacted agent's next tool call, whichever tool it is, brings its briefing back.
+        problems.append("PreToolUse needs one handler for every other tool (matcher %r: it briefs a "
+                        "compacted agent again), found %d" % (COPILOT_AGAIN_MATCHER, len(again)))
     if not hooks.get("SubagentStart"):
         problems.append("SubagentStart has no briefing handler")
     shown = os.path.relpath(path, root)
     if rel:
         for event in ("SessionStart", "PreToolUse", "SubagentStart"):
             entries = hooks.get(event, [])
-            if len(entries) > 1 or any(part_of(h["command"]) not in (None, 1) for _, h, _, _ in entries):
+            most = 2 if event == "PreToolUse" else 1  # the guard, and the handler of every other tool
+            if len(entries) > most or any(part_of(h["command"]) not in (None, 1) for _, h, _, _ in entries):
                 problems.append("%s must register one handler without --part in %s (it delivers the "
                                 "whole briefing)" % (event, shown))
     if problems:
@@ -349,7 +371,8 @@ def copilot_hooks_check(root):
     if not rel:
         return {"name": "copilot-hooks", "status": "WARN",
                 "detail": "no Copilot manifest names a hooks file, so Copilot CLI reads %s: it briefs, "
-                          "but starts %d processes per event instead of one" % (shown, PARTS)}
+                          "but starts %d processes per event instead of one, and a compacted agent is "
+                          "not briefed again" % (shown, PARTS)}
     return {"name": "copilot-hooks", "status": "ok",
             "detail": "%s registers one handler per event, valid for Copilot CLI" % shown}
 
@@ -358,6 +381,93 @@ def copilot_native_skip(machine, skill):
     """Copilot preloads an agent's ``skills:`` entries itself, as <skill-context> blocks (fact 4),
     looking each up by bare name; a plugin:skill entry it skips (measured on 1.0.102)."""
     return "a plugin:skill entry, which Copilot CLI does not preload" if ":" in skill.name else None
+
+
+# Compaction (facts/compaction.md, measured on 1.0.102): no event fires into a compacted agent,
+# a subagent's or a `copilot --agent` session's, and its compaction drops every hook context
+# (and a subagent's <skill-context> preload). Its next tool call runs PreToolUse, whose context
+# reaches the request after that call whole (300,000 characters measured; PostToolUse's is cut
+# to about 10,000). The session's events.jsonl records compaction_start/compaction_complete
+# with the agent's id (none for the main session) and every hook's output before the next
+# hook runs, so whether the briefing must come again is read off its end.
+#
+# Compaction runs in the background from a snapshot: what is recorded after its
+# compaction_start survives it, what came before is summarised. So a delivery counts if it
+# comes after the start of the last compaction that completed; a compaction still running
+# is waited for, and a delivery made meanwhile survives it.
+#
+# The file is the whole session's, subagents included; 4 MiB of its end holds many tool rounds
+# (each hook.start carries the call's result, at most ~20 kB before Copilot spills it to a
+# file), and one pread of it costs about a millisecond.
+COPILOT_TAIL = 4 * 1024 * 1024
+
+
+def copilot_events(machine, payload):
+    """The session's events.jsonl for a payload, under $COPILOT_HOME/session-state, or None.
+
+    A subagent's tool-call payloads carry no transcript_path; its session is its
+    ``parent_agent_id`` (the main session's own is ``session_id``). Only an id made of
+    letters, digits, ``-`` and ``_`` names a folder.
+    """
+    sid = payload.get("parent_agent_id") if payload.get("agent_id") else payload.get("session_id")
+    if not (isinstance(sid, str) and 0 < len(sid) <= 128 and sid.isascii()
+            and sid.replace("-", "").replace("_", "").isalnum()):
+        return None
+    return os.path.join(machine.copilot_home, "session-state", sid, "events.jsonl")
+
+
+def copilot_compacted(machine, payload, name):
+    """Whether the session's events show this agent compacted after its briefing's last delivery."""
+    path = copilot_events(machine, payload)
+    if path is None:
+        return False
+    try:
+        tail, _ = read_tail(path, COPILOT_TAIL)
+    except Unreadable as exc:
+        if exc.reason not in ("No such file or directory", "Not a directory"):
+            warn("%s: %s" % (path, exc.reason))
+        return False
+    agent_id = payload.get("agent_id") or None
+
+    def mine(event):
+        return event.get("agentId") == agent_id  # the main session's events carry none
+
+    done = None
+    for at, event in json_lines_with(tail, b'"type":"session.compaction_complete"'):
+        data = event.get("data")
+        if (event.get("type") == "session.compaction_complete" and mine(event) and isinstance(data, dict)
+                and data.get("success") is True and data.get("outcome", "applied") == "applied"):
+            done = (at, data.get("compactionAttemptId"))
+    if done is None:
+        return False
+    since = 0  # its start is past the end that was read: everything read comes after it
+    for at, event in json_lines_with(tail, b'"type":"session.compaction_start"'):
+        data = event.get("data")
+        if (at < done[0] and event.get("type") == "session.compaction_start" and mine(event)
+                and isinstance(data, dict) and data.get("compactionAttemptId") == done[1]):
+            since = at
+    opening = '<briefing agent="%s"' % escape_attr(name)
+    for _, event in json_lines_with(tail, b'"additionalContext":"<briefing agent=\\"', since):
+        output = event.get("data", {}).get("output") if isinstance(event.get("data"), dict) else None
+        text = output.get("additionalContext") if isinstance(output, dict) else None
+        if event.get("type") == "hook.end" and mine(event) and isinstance(text, str) and text.startswith(opening):
+            return False  # delivered since: a briefing or its abort
+    return True
+
+
+def copilot_session_agent(machine, payload):
+    """The agent a `copilot --agent NAME` main session runs as, from Copilot's command line.
+
+    Its sessionStart and tool-call payloads name no agent (facts/compaction.md), and the
+    hook's parent process is the copilot binary itself (measured on 1.0.102).
+    """
+    if payload.get("agent_id"):
+        return None
+    if "copilot_session_agent" not in machine.state:
+        _, argv = ancestor_named(("copilot", "copilot.exe"))
+        values = flag_values(argv, "--agent") if argv else []
+        machine.state["copilot_session_agent"] = values[-1] if values and values[-1] else None
+    return machine.state["copilot_session_agent"]
 
 
 HARNESS = Harness(
@@ -376,4 +486,8 @@ HARNESS = Harness(
     hooks_check=copilot_hooks_check,
     # The task tool requires agent_type (fact 1): no default agent.
     builtin_agents=COPILOT_BUILTIN_AGENTS,
-    agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a])
+    agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],
+    compacted=copilot_compacted, session_agent=copilot_session_agent,
+    redelivery="at spawn (subagentStart; a `copilot --agent` session at sessionStart), and again after "
+               "every compaction of the agent, at its next tool call (PreToolUse), as the session's "
+               "events.jsonl shows")
