@@ -12,6 +12,7 @@ Read in this order (each imports only modules above it, except where it says so)
     files         reading files safely, paths as people see them, the plugin root
     rules         .briefing/rules.json: parse, read, match
     lookup        discovery that harnesses share: agent files, skill candidates
+    substitution  a skill body as its harness renders it (variables, commands)
     rendering     framing, seals and parts
     harnesses/    the registry (what detection reads) and one module per harness,
                   each holding all that differs for it

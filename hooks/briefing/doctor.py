@@ -15,6 +15,7 @@ from .records import Unreadable
 from .rendering import render_abort
 from .resolution import is_off, resolve
 from .survey import LEGACY_PROBLEM, rule_report, survey, verdict
+from .substitution import SESSION_PLACEHOLDER
 from .text import _utf8_len, for_people
 
 
@@ -167,7 +168,8 @@ def skill_record(skill, briefing):
     if skill.problem:
         status = "too-large" if skill.size and skill.size > MAX_FILE_BYTES else (
             "missing" if skill.problem in ("unknown skill", "not a valid skill name") else
-            "off" if is_off(skill) else "unreadable")
+            "off" if is_off(skill) else
+            "unrenderable" if briefing.unrendered(skill) else "unreadable")
     else:
         status = "ok"
         mine = {os.path.realpath(s.path) for s in briefing.delivered}
@@ -180,7 +182,13 @@ def skill_record(skill, briefing):
     return {"name": skill.name, "source": skill.source, "status": status, "path": skill.path,
             "bytes": skill.size, "origin": skill.origin, "problem": skill.problem,
             "delivered_by": delivered_by, "rule": rule, "verdict": briefing.verdict_of(skill),
-            "harness_skips": skill.skip}
+            "harness_skips": skill.skip, "rendered": rendered_tokens(briefing, skill)}
+
+
+def rendered_tokens(briefing, skill):
+    """What the harness's rendering substituted in a skill briefing delivers: [{token, count}]."""
+    rendering = briefing.rendering_of(skill)
+    return [{"token": token, "count": count} for token, count in (rendering.tokens if rendering else ())]
 
 
 def doctor_checks(machine, harnesses):
@@ -234,6 +242,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
             status = "FAIL"
             reason = "; ".join(filter(None, [reason, LEGACY_PROBLEM]))
         report.append({"mode": label, "file": briefing.agent.path, "status": status,
+                       "harness": briefing.harness.key,
                        "delivery": briefing.harness.delivery(),
                        "reason": reason,
                        # every one: the refusal texts name the first REFUSAL_NAMES and send here
@@ -242,13 +251,21 @@ def doctor_show(machine, name, harnesses, as_json, out):
                        "rules": [{"agents": list(r.patterns), "file": r.path, "index": r.index,
                                   "skills": [s.name for s in briefing.checked if s.rule is r]}
                                  for r in briefing.rules],
-                       "declared": [{"name": s.name, "source": s.source, "verdict": briefing.verdict_of(s)}
-                                    for s in briefing.checked],
+                       "declared": [{"name": s.name, "source": s.source, "verdict": briefing.verdict_of(s),
+                                     "rendered": rendered_tokens(briefing, s)} for s in briefing.checked],
                        "parts": [{"index": i, "chars": len(t), "bytes": _utf8_len(t), "text": t}
                                  for i, t in enumerate(texts, 1)]})
+    # A spawn renders ${CLAUDE_SESSION_ID} as its session's id; the doctor has none to show.
+    placeholder = None if machine.session else SESSION_PLACEHOLDER
+    shown_placeholder = placeholder and any(
+        t["token"] == "${CLAUDE_SESSION_ID}" for e in report for d in e.get("declared", ()) for t in d["rendered"])
     if as_json:
-        out.write(json.dumps({"version": 1, "agent": name, "shows": report}, indent=2) + "\n")
+        out.write(json.dumps({"version": 1, "agent": name, "shows": report,
+                              "session_id": placeholder}, indent=2) + "\n")
         return 1 if failed else 0
+    if shown_placeholder:
+        out.write("(${CLAUDE_SESSION_ID} is shown as %s: at a spawn it is the session's own id, "
+                  "of the same length)\n" % placeholder)
     for entry in report:
         # For a terminal: control characters escaped (--json has the exact text).
         out.write(for_people("=== %s: %s (%s) [%s]\n" % (entry["mode"], name, entry["file"] or "built-in, no file",
@@ -263,6 +280,10 @@ def doctor_show(machine, name, harnesses, as_json, out):
                 ", ".join(rule["skills"]) or "nothing new (declared already)")))
         for declared in entry.get("declared", []):
             out.write(for_people("    %-8s %s: %s\n" % (declared["source"], declared["name"], declared["verdict"])))
+            if declared["rendered"]:
+                out.write(for_people("             rendered as %s renders it: %s\n" % (
+                    HARNESSES[entry["harness"]].label, ", ".join(
+                        "%s x%d" % (t["token"], t["count"]) for t in declared["rendered"]))))
         count = len(entry["parts"])
         for part in entry["parts"]:
             out.write("--- part %d of %d: %d characters, %d bytes (%s) ---\n" % (

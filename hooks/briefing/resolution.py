@@ -25,18 +25,58 @@ class Briefing(object):
     the skills of the ``rules`` that apply to the agent (``source == "rule"``).
     """
 
-    def __init__(self, agent, checked, delivered, session=False, rules=()):
+    def __init__(self, agent, checked, delivered, session=False, rules=(), renderings=None):
         self.agent = agent
         self.harness = HARNESSES[agent.harness]
         self.checked = checked
         self.delivered = delivered
         self.session = session
         self.rules = list(rules)
+        self.renderings = renderings or {}  # id(Skill) -> its Rendering, for a skill the harness renders
         self._parts = None
 
     @property
     def missing(self):
         return [s for s in self.checked if s.problem]
+
+    def rendering_of(self, skill):
+        """How the harness renders ``skill`` (a substitution.Rendering), or None: delivered as written."""
+        return self.renderings.get(id(skill))
+
+    def unrendered(self, skill):
+        """Whether ``skill`` is refused because it cannot be delivered as the harness delivers it."""
+        rendering = self.renderings.get(id(skill))
+        return bool(rendering and rendering.problem and skill.problem)
+
+    def fix_of(self, skill, shown=False):
+        """What to change about a skill that cannot be delivered as the harness would, or None.
+
+        Where the harness would preload it itself (and do what a hook cannot: run its
+        command, know its value), the fix is to let it; otherwise to change the skill.
+        """
+        rendering = self.renderings.get(id(skill))
+        if not (rendering and rendering.problem and skill.problem):
+            return None
+        change = {"command": "drop the dynamic line from the skill",
+                  "value": "drop that token from the skill",
+                  "unsafe": "move the skill to a folder with a plainer path"}[rendering.cause]
+        harness = self.harness
+        if not harness.preloads_native:
+            return change[0].upper() + change[1:]
+        if self.session:
+            return "A %s session preloads nothing itself, so %s" % (
+                "claude --agent" if harness.key == "claude" else harness.label, change)
+        if skill.source == "native":
+            return "%s skips this entry (%s), so %s or make %s preload it" % (
+                harness.label, clip(skill.skip or "", SHOWN_PROBLEM), change, harness.label)
+        if skill.rule is not None and self.agent.path is None:
+            return change[0].upper() + change[1:]  # a built-in agent: no skills: field to move it to
+        if skill.rule is not None:
+            return "Let %s preload it: list it under skills: in %s instead of in %s; or %s" % (
+                harness.label, (shown_path if shown else display_path)(self.agent.path),
+                skill.rule.label(shown), change)
+        return "Let %s preload it: move it from briefing: to skills: in %s; or %s" % (
+            harness.label, (shown_path if shown else display_path)(self.agent.path), change)
 
     @property
     def unreadable(self):
@@ -130,6 +170,11 @@ class Briefing(object):
         """What is wrong, in words that every refusal text shares (see ``listed``)."""
         if self.missing and all(is_off(s) for s in self.missing):
             return "skill(s) that a setting turned off: %s" % self.listed(self.missing)
+        if self.missing and all(self.unrendered(s) for s in self.missing):
+            return "skill(s) that cannot be delivered as %s delivers them: %s" % (
+                self.harness.label, self.listed(self.missing))
+        if self.missing and any(self.unrendered(s) for s in self.missing):
+            return "unknown or undeliverable skill(s): %s" % self.listed(self.missing)
         if self.missing:
             return "unknown skill(s): %s" % self.listed(self.missing)
         if self.too_large:
@@ -155,6 +200,9 @@ class Briefing(object):
             # A person or a policy switched them off (facts/claude-code.md §5.1): never deliver them anyway.
             verb, fix = "declares", "Remove %s or the skill from %s." % (override, self.where(
                 self.missing, shown=True))
+        elif self.missing and all(self.unrendered(s) for s in self.missing):
+            # The harness would run a command, or fill in a value, that a hook cannot (facts/rendering.md).
+            verb, fix = "declares", self.fix_of(self.missing[0], shown=True) + "."
         elif self.missing:
             # Turned-off skills among unknown ones carry their problem in the one bounded list.
             verb, fix = "references", "Install the skill(s)%s or fix %s." % (
@@ -165,6 +213,7 @@ class Briefing(object):
         return "%s %s. %s" % (verb, self.problem(), fix)
 
     def audit(self):
+        # Sizes are those of the text delivered: after the harness's rendering.
         names = ", ".join(s.name for s in self.delivered)
         line = "briefing: %s \u2190 %s (%.1f kB)" % (self.agent.name, names, self.total_bytes / 1000.0)
         skipped = [s.name for s in self.checked if s.source == "briefing" and s not in self.delivered]
@@ -182,6 +231,8 @@ class Briefing(object):
 
     def verdict_of(self, skill):
         """Who delivers one declared skill at a subagent spawn, in the doctor's words."""
+        if skill.problem and self.unrendered(skill):
+            return "refused: cannot be delivered as %s delivers it: %s" % (self.harness.label, skill.problem)
         if skill.problem:
             return "missing" if skill.problem == "unknown skill" else "missing: %s" % skill.problem
         if skill.source == "native":
@@ -225,6 +276,7 @@ def build_briefing(agent, machine, session=False, rules=None):
                 skill = resolve(name, "rule")
                 skill.rule = rule
                 from_rules.append(skill)
+    renderings = {}
     for skill in [resolve(name, "briefing") for name in agent.skills] + from_rules + native:
         checked.append(skill)
         if skill.problem:
@@ -235,8 +287,26 @@ def build_briefing(agent, machine, session=False, rules=None):
         if not session and key in preloaded:
             continue  # the harness preloads it itself in a subagent: never inject it again
         seen.add(key)
+        # What the hook delivers is what the harness would: rendered (its size, the seal and
+        # every part are of this text), or refused when a hook cannot render it so.
+        rendering = harness.render_skill(machine, skill)
+        if rendering is not None:
+            renderings[id(skill)] = rendering
+            if rendering.problem:
+                skill.problem = render_problem(rendering)
+                continue
+            skill.body, skill.size = rendering.text, rendering.size
         delivered.append(skill)
-    return Briefing(agent, checked, delivered, session, rules)
+    return Briefing(agent, checked, delivered, session, rules, renderings)
+
+
+def render_problem(rendering):
+    """A Skill's problem for a body the harness renders in a way a hook cannot: the line first,
+    so that a refusal, which clips a problem to SHOWN_PROBLEM bytes, still names it."""
+    if rendering.line is None:
+        return rendering.problem
+    number, text = rendering.line
+    return "line %d: %s: %s" % (number, clip(text.strip(), 80), rendering.problem)
 
 
 def same_file(a, b):

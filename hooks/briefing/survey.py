@@ -135,7 +135,8 @@ def verdict(briefing, error, every_skill=True):
     if briefing.denies and not every_skill:
         problems.append(briefing.refusal())
     for skill in briefing.missing if every_skill else ():
-        fix = skill_fix(briefing.harness, skill, skill.rule.label() if skill.rule else where)
+        fix = briefing.fix_of(skill) or skill_fix(
+            briefing.harness, skill, skill.rule.label() if skill.rule else where)
         problems.append("skill '%s' (%s): %s: %s" % (skill.name, skill.source, skill.problem, fix))
     if briefing.too_large and every_skill:
         sizes = ", ".join("%s %d B" % (s.name, s.size or 0) for s in briefing.delivered)

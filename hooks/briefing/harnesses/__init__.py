@@ -57,6 +57,9 @@ class Harness(Record):
     native_skip     (machine, Skill) -> why the harness will skip that resolved native entry
                     although it exists (briefing then delivers it), or None: it preloads it
                     (default: it preloads every one)
+    render_skill    (machine, Skill) -> the body as the harness itself delivers a skill (a
+                    substitution.Rendering: its text, or why a hook cannot deliver it so), or
+                    None: as written (default)
     flat_context    a context is the top-level ``additionalContext``, not ``hookSpecificOutput``
     session_agents  sessions can run as an agent (``claude --agent NAME``)
     part_budget     characters of one hook output, or None: part 1 carries everything
@@ -84,6 +87,7 @@ class Harness(Record):
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
                   hooks_check=None, trust_check=None, native_skip=lambda machine, skill: None,
+                  render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, preflight_warns=False,
                   builtin_agents=frozenset(), default_agent=None, agent_names=None,
                   compacted=None, session_agent=None, redelivery="at spawn")

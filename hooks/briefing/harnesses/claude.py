@@ -8,14 +8,14 @@ native ``skills:`` preload skips, its process's own flags, and its hooks-file ch
 import os
 
 from ..constants import PARTS, PART_BUDGET
-from ..files import display_path, is_dir, is_file, is_inside, read_json, warn
+from ..files import display_path, is_dir, is_file, is_inside, read_json, read_text, warn
 from . import HARNESSES, Harness
 from ..jsontext import parse_json
 from ..lookup import (declaring_md_agents, find_in_tree, first_usable, load_md_agent,
                       plugin_candidates, skill_file_named, skills_named)
 from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values, process_argv
-from ..records import Project, Skill, Unreadable
+from ..records import ParseError, Project, Skill, Unreadable
 from ..yaml_subset import meta_value, yaml_present, yaml_true
 
 
@@ -173,6 +173,7 @@ def claude_plugins(machine):
     if machine.state.get("claude_plugins") is not None:
         return machine.state["claude_plugins"]
     found = []
+    ids = machine.state["claude_plugin_ids"] = {}  # root -> the plugin's id (claude_plugin_data)
     registry = read_json(os.path.join(machine.claude_dir, "plugins", "installed_plugins.json"))
     entries = registry.get("plugins") if isinstance(registry, dict) else None
     if isinstance(entries, dict) and entries:
@@ -197,6 +198,7 @@ def claude_plugins(machine):
         # Precedence: entries scoped to this project come before user-wide ones.
         for key, root in scoped + user:
             found.append((plugin_manifest_name(root, key.partition("@")[0]), root))
+            ids.setdefault(root, key)
     # Plugins loaded with --plugin-dir (facts/claude-code.md §5.1: their skills resolve for
     # skills:, and they are absent from installed_plugins.json), the hook's own plugin among
     # them, after the installed ones (their precedence among each other was not measured).
@@ -204,6 +206,7 @@ def claude_plugins(machine):
         if extra and is_dir(extra) and all(os.path.realpath(r) != os.path.realpath(extra)
                                            for _, r in found):
             found.append((plugin_manifest_name(extra, os.path.basename(extra)), extra))
+            ids[extra] = "%s@inline" % found[-1][0]  # what Claude Code calls a --plugin-dir plugin
     machine.state["claude_plugins"] = found
     return found
 
@@ -432,6 +435,158 @@ def claude_native_skip(machine, skill):
     return None
 
 
+# How Claude Code renders a skill it preloads itself (facts/rendering.md, docs/claude-code.md):
+# briefing delivers the same text, substituted by substitution.claude_skill.
+
+CLAUDE_EFFORT_UNKNOWN = ("the effort level Claude Code works out for the spawn (from its model and "
+                         "settings), which a hook cannot see")
+
+
+def render_claude_skill(machine, skill):
+    """The body of a resolved skill as Claude Code's own preload delivers it (a Rendering), or
+    None when Claude Code changes nothing in it.
+
+    Measured on 2.1.328, token by token and per kind of skill: a skill folder's
+    SKILL.md gets ``${CLAUDE_SKILL_DIR}``, a legacy command ``NAME.md`` does not;
+    every kind gets ``${CLAUDE_PROJECT_DIR}`` and ``${CLAUDE_SESSION_ID}`` (the
+    payload's; the doctor, which has none, shows SESSION_PLACEHOLDER); a plugin's
+    also ``${CLAUDE_PLUGIN_ROOT}``, ``${CLAUDE_PLUGIN_DATA}`` and, where its manifest
+    declares ``userConfig``, a sensitive option's notice. A preload's arguments are
+    empty. ``!`` commands are found, never run: with ``disableSkillShellExecution``
+    Claude Code puts a notice in their place, and so does briefing.
+    """
+    body = skill.body
+    if "$" not in body and "!" not in body and "\ufffe" not in body and "\uffff" not in body and (
+            "!" not in (skill.dir or "")):
+        return None
+    from ..substitution import SESSION_PLACEHOLDER, claude_skill, in_file
+    plugin = claude_plugin_of(machine, skill)
+    name = os.path.basename(skill.path)
+    if plugin is None:
+        folder_skill = name.lower() == "skill.md"  # a command named SKILL.md is one too (any case)
+    else:
+        folder_skill = os.path.dirname(skill.path) != os.path.join(plugin[1], "commands")
+    base = skill.dir if folder_skill else None
+    values = [("${CLAUDE_SKILL_DIR}", base)] if base is not None else []
+    values += [("${CLAUDE_PROJECT_DIR}", machine.project("claude").folder),
+               ("${CLAUDE_SESSION_ID}", machine.session or SESSION_PLACEHOLDER)]
+    options = None
+    if plugin is not None:
+        plugin_id, root = plugin
+        values = [("${CLAUDE_PLUGIN_ROOT}", root),
+                  ("${CLAUDE_PLUGIN_DATA}", claude_plugin_data(machine, plugin_id, root))] + values
+        options = claude_plugin_options(root)
+    names = claude_skill_arguments(skill.path) if "$" in body else ()
+    rendering = claude_skill(body, base, values, names, options, claude_shell_disabled(machine),
+                             [("${CLAUDE_EFFORT}", CLAUDE_EFFORT_UNKNOWN)])
+    return in_file(rendering, skill.path, body)
+
+
+def claude_plugin_of(machine, skill):
+    """(plugin id, root) of the enabled plugin a resolved skill comes from, or None."""
+    origin = skill.origin or ""
+    if not origin.startswith("plugin "):
+        return None
+    ids = machine.state.get("claude_plugin_ids") or {}
+    for manifest_name, root in claude_plugins(machine):
+        if manifest_name == origin[len("plugin "):] and skill.path.startswith(os.path.join(root, "")):
+            return ids.get(root) or "%s@inline" % manifest_name, root
+    return None
+
+
+def claude_plugin_data(machine, plugin_id, root):
+    """The plugin's data folder, as Claude Code names it (it creates it; briefing only names it).
+
+    ``<plugins folder>/data/<id>``, every character of the id but ASCII letters,
+    digits, ``-`` and ``_`` made ``-`` (``briefing@inline`` -> ``briefing-inline``);
+    the plugins folder is ``$CLAUDE_CODE_PLUGIN_CACHE_DIR`` or ``~/.claude/plugins``.
+    For its own plugin a hook is told the folder in ``$CLAUDE_PLUGIN_DATA``.
+    """
+    own = machine.own_plugin_root
+    if own and machine.env.get("CLAUDE_PLUGIN_DATA") and os.path.realpath(own) == os.path.realpath(root):
+        return machine.env["CLAUDE_PLUGIN_DATA"]
+    base = machine.env.get("CLAUDE_CODE_PLUGIN_CACHE_DIR")
+    base = os.path.expanduser(base) if base else os.path.join(machine.claude_dir, "plugins")
+    # JavaScript replaces each UTF-16 unit: a character beyond the BMP becomes two dashes.
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "--" if ord(c) > 0xFFFF else "-"
+                   for c in plugin_id)
+    return os.path.join(base, "data", safe)
+
+
+def claude_plugin_options(root):
+    """{option: None if sensitive else ""} of the plugin manifest's ``userConfig``, or None without one."""
+    data = read_json(os.path.join(root, ".claude-plugin", "plugin.json"))
+    config = data.get("userConfig") if isinstance(data, dict) else None
+    if not isinstance(config, dict) or not config:
+        return None
+    return {key: None if isinstance(spec, dict) and spec.get("sensitive") is True else ""
+            for key, spec in config.items()}
+
+
+def claude_shell_disabled(machine):
+    """``disableSkillShellExecution: true`` in the settings (the last file that sets it wins), or
+    ``$CLAUDE_CODE_IS_COWORK``: Claude Code then runs no skill command and puts a notice in its place.
+    Managed (policy) settings are not read, as everywhere."""
+    if machine.env.get("CLAUDE_CODE_IS_COWORK"):
+        return True
+    value = None
+    for _, data in claude_settings(machine):
+        if "disableSkillShellExecution" in data:
+            value = data["disableSkillShellExecution"]
+    return value is True
+
+
+def claude_skill_arguments(path):
+    """The names in the skill's ``arguments:`` frontmatter, as Claude Code reads them.
+
+    A list, or one string split at whitespace; a name that is blank or all
+    digits is dropped; anything else (a number, a mapping) names none.
+    """
+    from ..yaml_subset import _plain_kind, _strip_comment, _unquote, split_frontmatter
+    try:
+        lines = split_frontmatter(read_text(path))[0] or []
+    except Unreadable:
+        return []
+    for index, line in enumerate(lines):
+        key, colon, value = line.partition(":")
+        if not colon or line[:1] in " \t#-" or key.strip().strip("\"'") != "arguments":
+            continue
+        value = _strip_comment(value.strip()).strip()
+        value = "" if value.startswith("#") else value
+        items = None
+        if value.startswith("[") and value.endswith("]"):
+            items = [v.strip() for v in value[1:-1].split(",")]
+        elif value in ("", "|", ">", "|-", ">-", "|+", ">+"):
+            below = []
+            for more in lines[index + 1:]:
+                if more.strip() and not more[:1].isspace() and not more.startswith("-"):
+                    break
+                below.append(more.strip())
+            listed = [b[1:].strip() for b in below if b.startswith("-")]
+            if value.startswith(("|", ">")):
+                return [w for w in " ".join(below).split() if not w.isdigit()]
+            items = listed if listed else None
+        else:
+            try:
+                text = _unquote(value, None)
+            except ParseError:
+                return []
+            return [w for w in text.split() if not w.isdigit()]
+        names = []
+        for item in items or ():
+            if item and item[0] not in "\"'" and _plain_kind(item):
+                continue  # a number, a boolean, null: not a string
+            try:
+                name = _unquote(item, None)
+            except ParseError:
+                continue
+            if name.strip() and not name.isdigit():
+                names.append(name)
+        return names
+    return []
+
+
+
 def all_claude_agents(machine, every=False):
     """Every declaring Claude Code agent that wins its name, in precedence order.
 
@@ -486,6 +641,8 @@ HARNESS = Harness(
     skill_places=claude_skill_places,
     preloads_native=True, session_agents=True,
     native_skip=claude_native_skip,
+    # Claude Code renders a skill it preloads (facts/rendering.md): briefing delivers the same text.
+    render_skill=render_claude_skill,
     # Claude Code persists any single hook output over 10,000 characters and
     # sends a 2 kB preview instead: PARTS outputs, each under the cap.
     part_budget=PART_BUDGET,

@@ -347,6 +347,67 @@ def gemini_skill_places(skill):
                 skill, skill, skill, skill))
 
 
+def render_gemini_skill(machine, skill):
+    """An extension's skill as Gemini CLI hands it over (a Rendering), or None: as written.
+
+    Measured on 0.61.0: Gemini CLI fills ``${…}`` into the skills of an
+    extension (hydrateString), and into no other skill: ``${extensionPath}``,
+    ``${workspacePath}``, ``${/}`` and ``${pathSeparator}``, then whatever the
+    extension's settings hold: the keys of ``~/.gemini/extensions/<name>/.env``
+    and of the project's own ``.env``, and the keychain's sensitive settings.
+    briefing copies no value out of those: a skill that uses one of their keys
+    is refused, naming the file.
+    """
+    origin = skill.origin or ""
+    if not origin.startswith("extension ") or "${" not in skill.body:
+        return None
+    name = origin[len("extension "):]
+    root = next((r for n, r in gemini_extensions(machine) if n == name), None)
+    if root is None:
+        return None
+    from ..substitution import gemini_hydrate, in_file
+    workspace = machine.project("gemini").folder
+    sources = [(path, dotenv_keys(path)) for path in (
+        os.path.join(machine.gemini_dir, "extensions", name, ".env"), os.path.join(workspace, ".env"))]
+    manifest = read_json(os.path.join(root, "gemini-extension.json"))
+    settings = manifest.get("settings") if isinstance(manifest, dict) else None
+    secret = {s.get("envVar") for s in settings if isinstance(s, dict) and s.get("sensitive")} if (
+        isinstance(settings, list)) else set()
+    sources.append(("the keychain (a sensitive setting of %s)" % name, secret))
+
+    def unknown(key):
+        for where, keys in sources:
+            if key in keys:
+                return "which Gemini CLI fills in from %s, whose values briefing does not copy" % (
+                    display_path(where) if os.path.isabs(where) else where)
+        return None
+
+    context = {"extensionPath": root, "workspacePath": workspace, "/": os.sep, "pathSeparator": os.sep}
+    return in_file(gemini_hydrate(skill.body, context, unknown), skill.path, skill.body)
+
+
+def dotenv_keys(path):
+    """The keys a ``.env`` file may set (read as dotenv does, or a few more: never its values)."""
+    try:
+        text = read_text(path)
+    except Unreadable:
+        return set()
+    keys = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("export ") or line.startswith("export\t"):
+            line = line[7:].lstrip()
+        key = ""
+        for ch in line:
+            if not (ch.isalnum() or ch in "_.-"):
+                break
+            key += ch
+        rest = line[len(key):].lstrip()
+        if key and (rest.startswith("=") or rest.startswith(":")):
+            keys.add(key)
+    return keys
+
+
 GEMINI_EXTENSION = "gemini"  # the Gemini CLI extension's own root, inside the repository
 
 
@@ -399,5 +460,7 @@ HARNESS = Harness(
     deny=lambda reason: {"decision": "deny", "reason": reason},
     hooks_check=gemini_hooks_check,
     preflight_warns=True,
+    # Gemini CLI fills ${…} into an extension's skills (docs/gemini-cli.md): briefing does too.
+    render_skill=render_gemini_skill,
     # invoke_agent requires agent_name (§4): no default agent.
     builtin_agents=GEMINI_BUILTIN_AGENTS)
