@@ -342,7 +342,12 @@ def test_a_native_entry_claude_code_skips_is_rendered_and_refused_by_briefing(sa
     files, name = skill_file("project", "!`ls`\n", meta="disable-model-invocation: true\n")
     sb = box(sandbox, files, skills=None, native=[name])
     r = sb.run(sb.guard("rev"))
-    assert r.decision == "deny" and "Claude Code skips this entry (disable-model-invocation" in r.reason
+    assert r.decision == "deny" and "Claude Code would skip it in skills: (disable-model-invocation" in r.reason
+    # under briefing: the same skill, where moving it to skills: would not help either
+    sb = box(sandbox, files, skills=[name])
+    r = sb.run(sb.guard("rev"))
+    assert "Claude Code would skip it in skills: (disable-model-invocation" in r.reason
+    assert "move it from briefing: to skills:" not in r.reason
 
 
 def test_a_rule_skill_is_rendered_and_refused_like_a_declared_one(sandbox):

@@ -66,9 +66,9 @@ class Briefing(object):
         if self.session:
             return "A %s session preloads nothing itself, so %s" % (
                 "claude --agent" if harness.key == "claude" else harness.label, change)
-        if skill.source == "native":
-            return "%s skips this entry (%s), so %s or make %s preload it" % (
-                harness.label, clip(skill.skip or "", SHOWN_PROBLEM), change, harness.label)
+        if skill.source == "native" or rendering.skip:
+            return "%s would skip it in skills: (%s), so %s or make %s preload it" % (
+                harness.label, clip(skill.skip or rendering.skip or "", SHOWN_PROBLEM), change, harness.label)
         if skill.rule is not None and self.agent.path is None:
             return change[0].upper() + change[1:]  # a built-in agent: no skills: field to move it to
         if skill.rule is not None:
@@ -294,6 +294,8 @@ def build_briefing(agent, machine, session=False, rules=None):
             renderings[id(skill)] = rendering
             if rendering.problem:
                 skill.problem = render_problem(rendering)
+                if skill.source != "native" and harness.preloads_native and not session:
+                    rendering.skip = harness.native_skip(machine, skill)  # is preloading it a fix?
                 continue
             skill.body, skill.size = rendering.text, rendering.size
         delivered.append(skill)

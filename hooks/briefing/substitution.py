@@ -27,9 +27,11 @@ class Rendering(object):
     cause    "command" (a shell command the harness would run), "value" (a value a
              hook cannot know), "unsafe" (a value that cannot be rendered safely)
     line     the first such line of the file, as (1-based number, text), or None
+    skip     for a refused skill the harness would not preload natively either: why
+             (then letting the harness preload it is no fix)
     """
 
-    __slots__ = ("text", "tokens", "problem", "cause", "line")
+    __slots__ = ("text", "tokens", "problem", "cause", "line", "skip")
 
     def __init__(self, text, tokens=(), problem=None, cause=None, line=None):
         self.text = text
@@ -37,6 +39,7 @@ class Rendering(object):
         self.problem = problem
         self.cause = cause
         self.line = line
+        self.skip = None
 
     @property
     def size(self):

@@ -20,9 +20,9 @@ import re
 import pytest
 
 from conftest import agent_md as unit_agent_md
-from fakes import bash, block_text, spawn
+from fakes import bash, block_text, briefing_parts, spawn
 from framing import rebuild
-from kit import claude_denial, marker, ok, tool_results
+from kit import marker, ok, tool_results
 from runners import REPO, write_tree
 from test_claude import machine, subagent_parts  # noqa: F401  (machine is a fixture)
 
@@ -32,7 +32,8 @@ PROBE_LINE = re.compile(r"python3 (\S+/scripts/probe\.py)")
 
 
 def agent(name, skills=None, native=None):
-    return unit_agent_md(name, skills, native, body="You are the e2e agent %s. Do the task and report.\n" % name.upper())
+    return unit_agent_md(name, skills, native,
+                         body="You are the e2e agent %s. Do the task and report.\n" % name.upper())
 
 
 def skill_text(name, body, meta=""):
@@ -119,8 +120,8 @@ def kinds(tmp_path, body):
         "commands/plugcmd.md": "---\ndescription: a plugin command\narguments: topic\n---\n" + body,
     })
     return {
-        "skill": ({"project/.claude/skills/projskill/SKILL.md": skill_text("projskill", body, "arguments: topic\n")},
-                  "projskill"),
+        "skill": ({"project/.claude/skills/projskill/SKILL.md":
+                   skill_text("projskill", body, "arguments: topic\n")}, "projskill"),
         "command": ({"project/.claude/commands/projcmd.md": "---\ndescription: a command\narguments: topic\n---\n"
                      + body}, "projcmd"),
         "plugin-skill": ({}, "devtools:plugskill"),
@@ -190,3 +191,21 @@ def test_a_bang_skill_is_refused_under_briefing_and_left_to_claude_code_natively
     assert native is not None, "the natively preloading agent was not spawned"
     assert "status BANG-RAN" in preloaded_text(native, start)  # Claude Code ran it
     assert not subagent_parts(native)
+
+
+def test_an_agent_session_gets_the_skill_rendered_with_its_own_session_id(machine):
+    """``claude --agent`` preloads nothing: briefing delivers at SessionStart, rendered the same way."""
+    start = marker("session-start")
+    body = ("First line: %s\nscripts in ${CLAUDE_SKILL_DIR}/scripts, session ${CLAUDE_SESSION_ID}, "
+            "args [$ARGUMENTS]\n" % start)
+    claude = machine(lambda r: "done")
+    claude.write({"project/.claude/skills/solo-skill/SKILL.md": skill_text("solo-skill", body),
+                  "project/.claude/agents/solo.md": agent("solo", ["solo-skill"])})
+    result = ok(claude.run("Work as solo.", "--agent", "solo"))
+    first = [r for r in claude.server.main_requests() if r.has_tools][0]
+    parts = briefing_parts(first.hook_context("SessionStart") or "")
+    assert parts, "nothing delivered at SessionStart"
+    skill_dir = claude.project / ".claude" / "skills" / "solo-skill"
+    want = body.replace("${CLAUDE_SKILL_DIR}", str(skill_dir)).replace(
+        "${CLAUDE_SESSION_ID}", result.init["session_id"]).replace("$ARGUMENTS", "")
+    assert rebuild(parts).skills == {"solo-skill": want}
