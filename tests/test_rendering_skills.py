@@ -415,7 +415,8 @@ def test_a_value_that_is_not_text_refuses_the_skill():
 def test_a_command_the_substituted_value_makes_refuses_the_skill():
     # a session id that would turn into a command in Claude Code's own rendering
     rendering = HOOK.claude_skill("id ${CLAUDE_SESSION_ID}\n", "/d", [("${CLAUDE_SESSION_ID}", "!`rm -rf x`")])
-    assert rendering.cause == "command"
+    assert rendering.cause == "unsafe" and "a value filled into it makes '!`rm -rf x`'" in rendering.problem
+    assert rendering.line == (1, "id !`rm -rf x`")
     rendering = HOOK.claude_skill("plain\n", "/d !`id`", [("${CLAUDE_SKILL_DIR}", "/d !`id`")])
     assert rendering.cause == "unsafe" and "path of its folder" in rendering.problem
 

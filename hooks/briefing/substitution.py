@@ -265,6 +265,10 @@ def claude_skill(body, base_dir, values, arg_names=(), options=None, shell_disab
         if start < len(shown_prefix):
             return refused("the path of its folder holds %r, which Claude Code would run as a shell "
                            "command" % raw.split("\n", 1)[0], "unsafe", tokens)
+        if raw not in body:
+            return refused("a value filled into it makes %r, which Claude Code would run as a shell "
+                           "command" % raw.split("\n", 1)[0], "unsafe", tokens,
+                           line=first_line(text, start - len(shown_prefix)))
         return refused("runs a shell command, which Claude Code runs when it preloads the skill and a "
                        "hook must not", "command", tokens, line=first_line(text, start - len(shown_prefix)))
     return Rendering(text, tokens)
