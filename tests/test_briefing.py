@@ -1212,10 +1212,10 @@ def registered(event):
             if "briefing-preload" in h["command"]]
 
 
-def registered_argv(command):
-    argv = shlex.split(command.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)))
-    assert argv[0] == "python3", command
-    return [HOOK_PYTHON] + argv[1:]
+def run_command(sb, command, payload):
+    """Run a hooks.json command line as Claude Code does: through a shell, python3 on PATH."""
+    from hook_commands import run_registered
+    return run_registered(command, REPO, payload, sb.env(), sb.project, HOOK_PYTHON)
 
 
 @pytest.mark.parametrize("event", ["SubagentStart", "SessionStart"])
@@ -1243,17 +1243,14 @@ def test_registered_commands_brief_whole(sandbox):
     payload = json.dumps(sb.spawn("reg")).encode()
     outs = []
     for _, h in registered("SubagentStart"):
-        proc = subprocess.run(registered_argv(h["command"]), input=payload, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=sb.env(), cwd=str(sb.project), timeout=30)
+        proc = run_command(sb, h["command"], payload)
         assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
         if proc.stdout.strip():
             outs.append(json.loads(proc.stdout.decode())["hookSpecificOutput"]["additionalContext"])
     assert all(len(c) <= CLAUDE_OUTPUT_LIMIT for c in outs)
     assert rebuild(outs).skills == bodies
     (_, g), = registered("PreToolUse")
-    proc = subprocess.run(registered_argv(g["command"]), input=json.dumps(sb.guard("reg")).encode(),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sb.env(), cwd=str(sb.project),
-                          timeout=30)
+    proc = run_command(sb, g["command"], sb.guard("reg"))
     assert proc.returncode == 0 and proc.stdout == b"", proc
 
 

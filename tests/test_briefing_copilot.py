@@ -477,17 +477,15 @@ def test_copilot_reads_its_own_manifest_and_hooks_file():
 @pytest.mark.parametrize("event", ["SubagentStart", "PreToolUse", "SessionStart"])
 def test_copilot_file_commands_run_as_registered(sandbox, event):
     """Each handler of hooks.copilot.json, run as a process exactly as registered, does its whole job."""
-    import shlex
-    import subprocess
     from conftest import HOOK_PYTHON
+    from hook_commands import posix_command, run_registered
     sb = sandbox({"project/.github/agents/rev.md": agent_md("rev", ["a"] if event == "SubagentStart" else ["ghost"]),
                   **skill("project/.github/skills", "a", "A")})
     group = json.loads((REPO / "hooks" / "hooks.copilot.json").read_text())["hooks"][event][0]  # the guard
-    argv = shlex.split(group["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)))
     payload = {"SubagentStart": sb.spawn("rev", "copilot"), "PreToolUse": sb.guard("rev", "copilot"),
                "SessionStart": sb.payload("SessionStart", "copilot")}[event]
-    proc = subprocess.run([HOOK_PYTHON] + argv[1:], input=json.dumps(payload).encode(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=sb.env(**sb.copilot_env()), cwd=str(REPO), timeout=30)
+    proc = run_registered(posix_command(group["hooks"][0]), REPO, payload, sb.env(**sb.copilot_env()), REPO,
+                          HOOK_PYTHON)
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
     out = json.loads(proc.stdout.decode())
     if event == "SubagentStart":

@@ -17,14 +17,13 @@ import pytest
 
 from conftest import HOOK, HOOK_PYTHON, PACKAGE, REPO, agent_md, skill_md
 from framing import rebuild
+from hook_commands import HOOKS_FILES, first_attempt
 
 PYENV = os.path.expanduser("~/.pyenv/versions")
 INTERPRETERS = sorted(set(
     [p for p in glob.glob(os.path.join(PYENV, "3.*", "bin", "python3"))
      if not os.path.basename(os.path.dirname(os.path.dirname(p))).startswith(("3.6", "3.7"))]
     + [HOOK_PYTHON]))
-HOOKS_FILES = ["hooks/hooks.json", "hooks/hooks.codex.json", "hooks/hooks.copilot.json",
-               "gemini/hooks/hooks.json"]
 
 # Prints one line per module of the package: fresh, stale or missing (for this interpreter),
 # and one per .pyc of this interpreter whose module is gone.
@@ -94,7 +93,7 @@ def test_registered_commands_run_the_script_directly(rel):
                 if "briefing-preload" in h["command"]]
     assert commands
     for command in commands:
-        argv = shlex.split(command)
+        argv = first_attempt(command)  # the fast path; hooks/briefing-python only after it failed
         assert argv[:4] == ["python3", "-I", "-S", "-B"], command
         assert argv[4].endswith("/hooks/briefing-preload"), command
         assert argv[5:] in ([], ["--part", argv[-1]]), command

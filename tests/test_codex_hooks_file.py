@@ -17,6 +17,7 @@ import pytest
 
 from conftest import HOOK_PYTHON, PARTS, REPO, role_toml, skill_md, text_of
 from framing import rebuild
+import hook_commands
 
 CODEX_FILE = REPO / "hooks" / "hooks.codex.json"
 CLAUDE_FILE = REPO / "hooks" / "hooks.json"
@@ -49,11 +50,7 @@ def run_registered(sb, hooks, event, payload):
     """Run every ``event`` command of ``hooks`` exactly as registered; returns their parsed outputs."""
     outs = []
     for _, h in handlers(hooks, event):
-        argv = shlex.split(h["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)))
-        assert argv[0] == "python3", h["command"]
-        proc = subprocess.run([HOOK_PYTHON] + argv[1:], input=json.dumps(payload).encode(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sb.env(),
-                              cwd=str(sb.project), timeout=30)
+        proc = hook_commands.run_registered(h["command"], REPO, payload, sb.env(), sb.project, HOOK_PYTHON)
         assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
         outs.append(json.loads(proc.stdout.decode()) if proc.stdout.strip() else None)
     return outs

@@ -359,7 +359,7 @@ class Codex(CliMachine):
             for i, group in enumerate(data["hooks"].get(event, [])):
                 for j, handler in enumerate(group["hooks"]):
                     out = logdir / ("%s-%d-%d.out" % (event, i, j))
-                    handler["command"] = "%s | tee '%s'" % (handler["command"], out)
+                    handler["command"] = "{ %s; } | tee '%s'" % (handler["command"], out)  # the whole command
         self.edit_hooks(plugin_root, edit)
         return logdir
 

@@ -1,0 +1,206 @@
+"""What a user installs (issue 28): no links anywhere, one template for every command, and a
+Gemini CLI extension that is built from the checkout and works once the checkout is gone.
+"""
+import glob
+import gzip
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+
+from conftest import HOOK_PYTHON, REPO, skill_md
+from hook_commands import HOOKS_FILES, briefing_handlers, first_attempt, run_registered
+
+BUILD = REPO / "scripts" / "build-gemini-extension"
+VERSION = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
+
+
+def build(out):
+    proc = subprocess.run([HOOK_PYTHON, str(BUILD), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc
+    return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % VERSION)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("gemini-out"))
+
+
+def tree(root):
+    """{relative path: bytes} of every file under ``root``, __pycache__ left out."""
+    out = {}
+    for folder, dirs, files in os.walk(str(root)):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, str(root))] = f.read()
+    return out
+
+
+# --------------------------------------------------------------------------------------- no links
+
+def test_no_tracked_file_is_a_symlink():
+    """A Windows checkout without developer mode turns a link into a text file holding its target."""
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-s"], stdout=subprocess.PIPE,
+                            universal_newlines=True, check=True).stdout.splitlines()
+    if not listed:
+        pytest.skip("not a git checkout")
+    links = [line.split("\t", 1)[1] for line in listed if line.startswith("120000 ")]
+    assert links == [], links
+
+
+@pytest.mark.parametrize("rel", ["bin/briefing-doctor", "hooks/briefing-preload", "hooks/briefing-python"])
+def test_entry_points_are_plain_files(rel):
+    path = REPO / rel
+    assert path.is_file() and not path.is_symlink(), rel
+    assert os.access(str(path), os.X_OK), rel
+
+
+# ----------------------------------------------------------------------------------- the commands
+
+def test_every_command_is_written_from_the_one_template():
+    proc = subprocess.run([HOOK_PYTHON, str(REPO / "scripts" / "hook-commands"), "--check"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("rel", HOOKS_FILES)
+def test_the_fast_path_comes_first_and_the_part_last(rel):
+    for event, _, handler in briefing_handlers(REPO / rel):
+        command = handler["command"]
+        first = first_attempt(command)
+        assert first[:4] == ["python3", "-I", "-S", "-B"] and first[4].endswith("/hooks/briefing-preload"), command
+        if rel == "hooks/hooks.json" and event != "PreToolUse":
+            assert command.split()[-2:] == first[-2:] and first[-2] == "--part", command
+        assert "/hooks/briefing-python\" $?" in command, command
+
+
+@pytest.mark.parametrize("rel, key", [("hooks/hooks.codex.json", "commandWindows"),
+                                      ("hooks/hooks.copilot.json", "powershell")])
+def test_a_windows_command_where_the_harness_takes_one(rel, key):
+    """Codex reads commandWindows, Copilot CLI powershell (both measured as known keys, see
+    docs/windows.md); Claude Code has no such key, and runs its one command in Git Bash."""
+    for _, _, handler in briefing_handlers(REPO / rel):
+        windows = handler[key]
+        assert windows.startswith("$h = $env:CLAUDE_PLUGIN_ROOT + '/hooks/briefing-preload'"), windows
+        for name in ("'python3', 'python', 'py'", "@('-3')", "exit $LASTEXITCODE"):
+            assert name in windows, name
+    for _, _, handler in briefing_handlers(REPO / "hooks" / "hooks.json"):
+        assert set(handler) <= {"type", "command", "timeout", "additionalContextLimit"}, handler
+
+
+# ------------------------------------------------------------------------------ the Gemini extension
+
+def test_the_built_folder_is_a_whole_extension_of_real_files(built):
+    ext, _ = built
+    manifest = json.loads((ext / "gemini-extension.json").read_text())
+    source = json.loads((REPO / "gemini" / "gemini-extension.json").read_text())
+    assert manifest == dict(source, version=VERSION)
+    assert not [p for p in ext.rglob("*") if p.is_symlink()]
+    files = tree(ext)
+    assert files["hooks/hooks.json"] == (REPO / "gemini" / "hooks" / "hooks.json").read_bytes()
+    for rel in ("hooks/briefing-preload", "hooks/briefing-python", "LICENSE"):
+        assert files[rel] == (REPO / rel).read_bytes(), rel
+    package = {k: v for k, v in tree(REPO / "hooks" / "briefing").items() if k.endswith(".py")}
+    assert {k[len("hooks/briefing/"):]: v for k, v in files.items() if k.startswith("hooks/briefing/")} == package
+    assert {k[len("skills/"):]: v for k, v in files.items() if k.startswith("skills/")} == tree(REPO / "skills")
+    assert os.access(str(ext / "hooks" / "briefing-preload"), os.X_OK)
+
+
+def test_the_built_bytecode_is_current_and_checked(built):
+    ext, _ = built
+    source = ext / "hooks" / "briefing" / "main.py"
+    pyc = importlib.util.cache_from_source(str(source))
+    if not os.path.exists(pyc):
+        pytest.skip("the build found no bytecode for this interpreter")
+    proc = subprocess.run([HOOK_PYTHON, "-I", "-c", (
+        "import importlib.util, sys; data = open(sys.argv[1], 'rb').read(); src = open(sys.argv[2], 'rb').read();"
+        "print(data[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(data[4:8], 'little') == 3"
+        " and data[8:16] == importlib.util.source_hash(src))"), pyc, str(source)],
+        stdout=subprocess.PIPE, universal_newlines=True)
+    assert proc.stdout.strip() == "True", proc
+
+
+def test_the_archive_holds_the_folder_with_the_manifest_at_its_root(built, tmp_path):
+    ext, tarball = built
+    with tarfile.open(str(tarball)) as tar:
+        names = tar.getnames()
+        assert names[0] == "gemini-extension.json"
+        assert not any(n.startswith(("/", "..", "briefing/")) for n in names)
+        assert all(m.isfile() or m.isdir() for m in tar.getmembers()), "links or devices in the archive"
+        tar.extractall(str(tmp_path / "x"))
+    got = {k: v for k, v in tree(tmp_path / "x").items()}
+    assert got == tree(ext)
+    assert os.access(str(tmp_path / "x" / "hooks" / "briefing-preload"), os.X_OK)
+
+
+def test_the_archive_is_reproducible(built, tmp_path):
+    _, tarball = built
+    _, again = build(tmp_path / "again")
+    assert again.read_bytes() == tarball.read_bytes()
+    with gzip.open(str(again)) as f:
+        assert f.read(1)
+
+
+def test_the_extension_works_once_the_checkout_is_gone(built, sandbox, tmp_path):
+    """A copy of the built folder, far from the checkout: its guard denies, its rewrite briefs, and
+    every module it imports is its own (from its own bytecode where there is one)."""
+    ext, _ = built
+    copy = tmp_path / "elsewhere" / "briefing"
+    shutil.copytree(str(ext), str(copy))
+    sb = sandbox({"home/.gemini/skills/alpha/SKILL.md": skill_md("alpha", "ALPHA-BODY\n"),
+                  "home/.gemini/agents/rev.md": "---\nname: rev\ndescription: r\n---\nReview.\n"
+                  "<!-- briefing: skills = [\"alpha\"] -->\n",
+                  "home/.gemini/agents/broken.md": "---\nname: broken\ndescription: b\n---\nBreak.\n"
+                  "<!-- briefing: skills = [\"alpha\", \"ghost-skill\"] -->\n"})
+    env = sb.env(GEMINI_SESSION_ID="g-1", GEMINI_PROJECT_DIR=str(sb.project), CLAUDE_PROJECT_DIR=str(sb.project))
+    (guard,) = [h["command"] for e, _, h in briefing_handlers(copy / "hooks" / "hooks.json") if e == "BeforeTool"]
+
+    def spawn(name):
+        return {"session_id": "g-1", "cwd": str(sb.project), "hook_event_name": "BeforeTool",
+                "transcript_path": str(sb.home / ".gemini" / "tmp" / "p" / "chats" / "s.jsonl"),
+                "tool_name": "invoke_agent", "tool_input": {"agent_name": name, "prompt": "TASK"}}
+
+    bash = shutil.which("bash") or "/bin/sh"
+    denied = run_registered(guard, copy, spawn("broken"), env, sb.project, HOOK_PYTHON, shell=bash)
+    assert denied.returncode == 0 and json.loads(denied.stdout)["decision"] == "deny", denied
+    briefed = run_registered(guard.replace("python3 -I -S -B", "python3 -v -I -S -B", 1), copy, spawn("rev"),
+                             env, sb.project, HOOK_PYTHON, shell=bash)
+    prompt = json.loads(briefed.stdout)["hookSpecificOutput"]["tool_input"]["prompt"]
+    assert "ALPHA-BODY" in prompt and prompt.endswith("\n\nTASK")
+    imported = [line for line in briefed.stderr.decode().splitlines() if "briefing" in line and (
+        "code object from" in line or "matches" in line)]
+    assert imported and all(str(copy) in line for line in imported), imported
+    assert not any(str(REPO) in line for line in briefed.stderr.decode().splitlines() if "import" in line)
+
+
+def test_the_doctor_judges_the_built_extensions_hooks_file(built, tmp_path):
+    from conftest import load_hook
+    hook = load_hook("briefing_preload_install")
+    ext, _ = built
+    check = hook.gemini_hooks_check(str(ext))
+    assert check["status"] == "ok" and "invoke_agent guard" in check["detail"], check
+    broken = tmp_path / "briefing"
+    shutil.copytree(str(ext), str(broken))
+    hooks_file = broken / "hooks" / "hooks.json"
+    data = json.loads(hooks_file.read_text())
+    data["hooks"]["BeforeTool"][0]["matcher"] = "invoke_agent"
+    hooks_file.write_text(json.dumps(data))
+    assert hook.gemini_hooks_check(str(broken))["status"] == "FAIL"
+
+
+def test_the_build_replaces_only_its_own_outputs(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    (tmp_path / "briefing").mkdir()
+    (tmp_path / "briefing" / "stale-file").write_text("old build")
+    ext, tarball = build(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+    assert not (ext / "stale-file").exists() and tarball.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["keep.txt", "briefing", tarball.name])
+    assert glob.glob(str(ext / "hooks" / "briefing" / "__pycache__" / "*.pyc"))
