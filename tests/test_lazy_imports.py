@@ -56,7 +56,32 @@ ROWS = [
      "gemini", set()),
     ("claude pre-flight", lambda sb: (sb.payload("SessionStart", source="startup"), ("--part", "1"), {}),
      "claude", {"briefing.survey"}),
+    ("claude subagent compacted", lambda sb: (sb.payload("SessionStart", source="compact", agent_id="a1",
+                                                         agent_type="good"), ("--part", "1"), {}), "claude", set()),
+    # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
+    ("codex tool call after a compaction", lambda sb: (compacted_codex(sb, "PostToolUse"), (), {}), "codex", set()),
+    ("codex new turn after a compaction", lambda sb: (compacted_codex(sb, "UserPromptSubmit"), (), {}),
+     "codex", set()),
+    ("copilot tool call after a compaction", lambda sb: (compacted_copilot(sb), (), sb.copilot_env()),
+     "copilot", {"briefing.process"}),
 ]
+
+
+def compacted_codex(sb, event):
+    """A Codex child's tool call or turn, its rollout showing a compaction since its spawn."""
+    rollout = "home/.codex/sessions/2026/12/02/rollout-x-c1.jsonl"
+    sb.write({rollout: '{"timestamp":"t","ordinal":9,"type":"compacted","payload":{"message":"S"}}\n'})
+    return sb.payload(event, "codex", agent_id="c1", agent_type="role", transcript_path=str(sb.path(rollout)),
+                      tool_name="Bash", tool_input={"command": "ls"}, prompt="go")
+
+
+def compacted_copilot(sb):
+    """A Copilot subagent's tool call, the session's events showing it compacted since its spawn."""
+    events = "home/.copilot/session-state/s-1/events.jsonl"
+    sb.write({events: '{"type":"session.compaction_complete","data":{"success":true,"compactionAttemptId":"c"},'
+                      '"agentId":"a1"}\n'})
+    return sb.payload("PreToolUse", "copilot", agent_id="a1", agent_type="good", parent_agent_id="s-1",
+                      tool_name="Bash", tool_input={"command": "ls"})
 
 
 def imported(sb, payload, args, env):

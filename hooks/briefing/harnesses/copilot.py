@@ -15,7 +15,6 @@ from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_n
 from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values
 from ..records import Project, Skill, Unreadable
-from ..text import escape_attr
 from ..yaml_subset import frontmatter_name, strip_comment_lines
 
 
@@ -388,17 +387,28 @@ def copilot_native_skip(machine, skill):
 # (and a subagent's <skill-context> preload). Its next tool call runs PreToolUse, whose context
 # reaches the request after that call whole (300,000 characters measured; PostToolUse's is cut
 # to about 10,000). The session's events.jsonl records compaction_start/compaction_complete
-# with the agent's id (none for the main session) and every hook's output before the next
-# hook runs, so whether the briefing must come again is read off its end.
+# with the agent's id (none for the main session), and a hook.start for every preToolUse run
+# with the agent's id and the tool calls it is for, before the hook runs. It does not record
+# what a preToolUse hook printed (measured: the briefing delivered there is nowhere in
+# session-state; only sessionStart, subagentStart and postToolUse outputs are kept).
 #
-# Compaction runs in the background from a snapshot: what is recorded after its
-# compaction_start survives it, what came before is summarised. So a delivery counts if it
-# comes after the start of the last compaction that completed; a compaction still running
-# is waited for, and a delivery made meanwhile survives it.
-#
+# Compaction runs in the background from a snapshot and is applied when it completes; the
+# agent works on meanwhile, and what is added after the snapshot survives. Copilot writes
+# events.jsonl behind time (measured: a hook saw no event younger than 0.07 to 0.25 s, and
+# with instant tools one run did not see the previous run's hook.start), so what a run saw is
+# read off the timestamps: the briefing comes again at the agent's first preToolUse run that
+# starts COPILOT_SETTLE seconds or more after the last compaction that completed (such a run
+# sees that compaction, four times the longest delay measured), unless a run of that agent
+# since then did so already (any tool but the task tool, whose calls meet only the guard).
+# Copilot applies a compaction just before the agent's next model request, and a model takes
+# about that long to answer, so that is mostly the agent's first or second tool call after it.
+# Two calls of one agent within the delay of each other past that point could both deliver it.
+COPILOT_SETTLE = 1.0
+
+
 # The file is the whole session's, subagents included; 4 MiB of its end holds many tool rounds
-# (each hook.start carries the call's result, at most ~20 kB before Copilot spills it to a
-# file), and one pread of it costs about a millisecond.
+# (each hook.start carries the call's arguments, postToolUse's its result, at most ~20 kB
+# before Copilot spills it to a file), and one pread of it costs about a millisecond.
 COPILOT_TAIL = 4 * 1024 * 1024
 
 
@@ -416,8 +426,26 @@ def copilot_events(machine, payload):
     return os.path.join(machine.copilot_home, "session-state", sid, "events.jsonl")
 
 
+def iso_seconds(value):
+    """Seconds since the epoch of an ISO timestamp as Copilot writes it (``2026-12-02T08:25:37.679Z``),
+    or None. Days from the civil date (H. Hinnant's algorithm): no datetime or calendar import."""
+    try:
+        date, clock = value.rstrip("Z").split("T")
+        year, month, day = (int(x) for x in date.split("-"))
+        hours, minutes, seconds = clock.split(":")
+        year -= month <= 2
+        era = year // 400
+        yoe = year - era * 400
+        doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+        return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    except (AttributeError, ValueError):
+        return None
+
+
 def copilot_compacted(machine, payload, name):
-    """Whether the session's events show this agent compacted after its briefing's last delivery."""
+    """Whether this tool call is the one that brings the agent's briefing back (see above)."""
+    import time
     path = copilot_events(machine, payload)
     if path is None:
         return False
@@ -437,21 +465,22 @@ def copilot_compacted(machine, payload, name):
         data = event.get("data")
         if (event.get("type") == "session.compaction_complete" and mine(event) and isinstance(data, dict)
                 and data.get("success") is True and data.get("outcome", "applied") == "applied"):
-            done = (at, data.get("compactionAttemptId"))
-    if done is None:
+            done = (at, iso_seconds(event.get("timestamp")))
+    if done is None or done[1] is None:
         return False
-    since = 0  # its start is past the end that was read: everything read comes after it
-    for at, event in json_lines_with(tail, b'"type":"session.compaction_start"'):
-        data = event.get("data")
-        if (at < done[0] and event.get("type") == "session.compaction_start" and mine(event)
-                and isinstance(data, dict) and data.get("compactionAttemptId") == done[1]):
-            since = at
-    opening = '<briefing agent="%s"' % escape_attr(name)
-    for _, event in json_lines_with(tail, b'"additionalContext":"<briefing agent=\\"', since):
-        output = event.get("data", {}).get("output") if isinstance(event.get("data"), dict) else None
-        text = output.get("additionalContext") if isinstance(output, dict) else None
-        if event.get("type") == "hook.end" and mine(event) and isinstance(text, str) and text.startswith(opening):
-            return False  # delivered since: a briefing or its abort
+    now, mark = time.time(), done[1] + COPILOT_SETTLE
+    if now < mark:
+        return False  # a later call brings it, one that surely sees this compaction
+    for _, event in json_lines_with(tail, b'"hookType":"preToolUse"', done[0]):
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        calls = data.get("input", {}).get("toolCalls") if isinstance(data.get("input"), dict) else None
+        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        started = iso_seconds(event.get("timestamp"))
+        if (event.get("type") == "hook.start" and mine(event) and started is not None and started >= mark
+                and any(c.get("name") not in COPILOT_SPAWN_NAMES for c in calls)
+                and not (now - started < COPILOT_SETTLE
+                         and any(c.get("args") == payload.get("tool_input") for c in calls))):
+            return False  # that run came after the mark (and is not this one): it delivered
     return True
 
 

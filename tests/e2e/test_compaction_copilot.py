@@ -1,0 +1,200 @@
+"""End-to-end: a compacted Copilot CLI agent gets its briefing again (issue 26), in the real Copilot.
+
+Recipe (shared/facts/compaction.md): a 64,000-token prompt limit, and one reply that is a
+``bash`` call reporting 150,000 prompt tokens. Copilot compacts in the background, from a
+snapshot, and applies the summary when it completes; the agent keeps working meanwhile.
+The compaction drops every hook context (and a subagent's ``<skill-context>`` preload).
+No event fires into the agent then; its next tool call runs PreToolUse, and briefing,
+seeing in the session's events.jsonl that the agent compacted after its last delivery,
+delivers it there, once: it reaches the request after that call. Copilot writes
+events.jsonl behind time, so that is the first call at least 1 s after the compaction
+completed (COPILOT_SETTLE in harnesses/copilot.py): with this fake, which answers at once,
+the second call after the summary is applied, because the first of them lasts 1.5 s.
+
+``copilot --agent NAME -p`` runs the main session as that agent: briefing finds it on
+Copilot's command line, briefs it at sessionStart, and again after it compacts.
+"""
+import json
+
+import pytest
+
+from compaction_kit import BIG, Counter, UsageCopilot, exactly_once, none_of
+from copilot_runner import Copilot, checkout_copy, task
+from fakes import tool_use
+from kit import BRIEFED, Skill, assert_briefing, markers_of, ok, verdict
+from test_copilot import BRIEFING
+
+pytestmark = pytest.mark.e2e
+
+SUMMARIZED = "Some of the conversation history has been summarized"
+
+
+def agent_md(name, skills=None, native=None):
+    lines = ["---", "name: %s" % name, "description: e2e agent %s" % name]
+    if native:
+        lines += ["skills:"] + ["  - %s" % s for s in native]
+    if skills:
+        lines += ["briefing:", "  skills:"] + ["    - %s" % s for s in skills]
+    return "\n".join(lines + ["---", "You are an e2e test agent. Do the task and report."]) + "\n"
+
+
+@pytest.fixture(scope="session")
+def copilot_cache(clis, tmp_path_factory):
+    return tmp_path_factory.mktemp("copilot-cache")
+
+
+@pytest.fixture(scope="session")
+def checkout(clis, tmp_path_factory):
+    return checkout_copy(tmp_path_factory.mktemp("checkout") / "briefing")
+
+
+@pytest.fixture
+def machine(clis, tmp_path, copilot_cache):
+    servers = []
+
+    def make(script):
+        server = UsageCopilot(script).start()
+        servers.append(server)
+        copilot = Copilot(tmp_path, server, copilot_cache)
+        env = copilot.env
+        copilot.env = lambda: dict(env(), COPILOT_PROVIDER_MAX_PROMPT_TOKENS="64000")
+        return copilot
+
+    yield make
+    for n, server in enumerate(servers):
+        server.stop()
+        server.dump(tmp_path / ("requests-%d.jsonl" % n))
+    for server in servers:
+        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+        assert not server.other, server.other
+
+
+def working(markers, calls=6, compact_at=2, main=False, agent="reviewer"):
+    """The worker (a subagent the parent delegates to ``agent``, or with ``main`` the session
+    itself) runs ``calls`` bash steps, the reply with step ``compact_at`` reporting a prompt big
+    enough to compact, then reports what it sees."""
+    counter = Counter()
+
+    def script(r):
+        if not r.has_tools:
+            return "ok"
+        if r.headers.get("x-interaction-type") == "conversation-compaction":
+            return "<summary>SUMMARY-OF-THE-WORK</summary>"
+        if r.is_subagent or main:
+            n = counter.next("worker")
+            if n <= calls:
+                if n == compact_at:
+                    r.usage = BIG
+                # Copilot applies the compaction before the request after step compact_at + 1;
+                # the step after that lasts past COPILOT_SETTLE (1 s), so the call after it is
+                # the one that brings the briefing back (with a fake that answers at once).
+                pause = 1.5 if n == compact_at + 2 else 0.3
+                return [tool_use("bash", {"command": "sleep %s; echo step-%d" % (pause, n),
+                                          "description": "step %d" % n})]
+            return "Report: " + verdict(r.all_text, markers)
+        if not r.tool_results():
+            return [task(agent)]
+        return "All done."
+    return script
+
+
+def worker_requests(server, main=False):
+    kinds = ("conversation-subagent",) if not main else (None, "conversation-user", "conversation-agent")
+    return [r for r in server.log if r.headers.get("x-interaction-type") in kinds and r.has_tools]
+
+
+def split_at_compaction(server, main=False):
+    """The worker's requests before the compaction was applied, and after (their history summarized)."""
+    assert any(r.headers.get("x-interaction-type") == "conversation-compaction" for r in server.log), \
+        "Copilot did not compact"
+    requests = worker_requests(server, main)
+    after = [r for r in requests if SUMMARIZED in json.dumps(r.messages[:1])]
+    assert after, "no request with the summarized history"
+    return requests[:requests.index(after[0])], after
+
+
+def briefings(request):
+    return [m.group(0) for m in BRIEFING.finditer(request.all_text)]
+
+
+def test_a_compacted_subagent_gets_every_declared_skill_again(machine, checkout):
+    alpha, beta, gamma = Skill("alpha"), Skill("beta"), Skill("gamma")
+    markers = markers_of([alpha, beta, gamma])
+    copilot = machine(working(markers))
+    copilot.write({"project/.github/skills/%s/SKILL.md" % s.name: s.md() for s in (alpha, beta, gamma)})
+    # gamma is Copilot's own <skill-context> preload at spawn; alpha and beta are briefing's.
+    copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha", "beta"], ["gamma"])})
+
+    ok(copilot.run("Review the change.", plugin_dirs=[checkout], timeout=120))
+    before, after = split_at_compaction(copilot.server)
+    assert exactly_once(before[0], markers)
+    assert '<skill-context name="gamma">' in before[0].all_text
+    # Once the summary is in place, the first request after the agent's next tool call holds
+    # every body whole, exactly once, gamma too (Copilot dropped its own preload), and every
+    # request after it still once.
+    got = [exactly_once(r, markers) for r in after]
+    assert True in got, [{m: r.all_text.count(m) for m in markers} for r in after]
+    k = got.index(True)
+    assert k == 2, "not at the first tool call COPILOT_SETTLE after the compaction was applied"
+    assert all(none_of(r, markers) for r in after[:k])
+    assert all(got[k:]), got
+    (text,) = briefings(after[k])
+    rebuilt = assert_briefing([text], "reviewer", [alpha, beta, gamma])
+    assert not rebuilt.aborted
+    assert '<skill-context name="gamma">' not in after[k].all_text
+    # It arrived as PreToolUse's context, after the tool result of that call.
+    assert "Additional context from preToolUse hook:\n<briefing " in after[k].all_text
+    for request in copilot.server.log:
+        if request.headers.get("x-interaction-type") == "conversation-user":
+            assert none_of(request, markers)
+    assert any(BRIEFED in t for r in copilot.server.log if not r.is_subagent for t in r.tool_results())
+
+
+def test_the_control_subagent_without_a_declaration_gets_nothing(machine, checkout):
+    alpha = Skill("alpha")
+    markers = markers_of([alpha])
+    copilot = machine(working(markers))
+    copilot.write({"project/.github/skills/alpha/SKILL.md": alpha.md(),
+                   "project/.github/agents/reviewer.agent.md": agent_md("reviewer")})
+
+    ok(copilot.run("Review the change.", plugin_dirs=[checkout], timeout=120))
+    before, after = split_at_compaction(copilot.server)
+    for request in before + after:
+        assert none_of(request, markers) and briefings(request) == []
+
+
+def test_copilot_agent_session_is_briefed_and_again_after_it_compacts(machine, checkout):
+    alpha, beta, gamma = Skill("alpha"), Skill("beta"), Skill("gamma")
+    markers = markers_of([alpha, beta, gamma])
+    copilot = machine(working(markers, main=True))
+    copilot.write({"project/.github/skills/%s/SKILL.md" % s.name: s.md() for s in (alpha, beta, gamma)})
+    copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha", "beta"], ["gamma"])})
+
+    ok(copilot.run("Review the change.", "--agent", "reviewer", plugin_dirs=[checkout], timeout=120))
+    before, after = split_at_compaction(copilot.server, main=True)
+    first = before[0]
+    # At sessionStart: briefing's skills; Copilot preloads the agent's own skills: field itself,
+    # in the system prompt, where it survives the compaction.
+    assert exactly_once(first, markers)
+    (text,) = briefings(first)
+    assert_briefing([text], "reviewer", [alpha, beta])
+    assert gamma.start in json.dumps(first.body.get("system"))
+    got = [exactly_once(r, markers) for r in after]
+    assert True in got, [{m: r.all_text.count(m) for m in markers} for r in after]
+    k = got.index(True)
+    assert k == 2 and all(none_of(r, [alpha.start, beta.start]) for r in after[:k]) and all(got[k:]), got
+    (again,) = briefings(after[k])
+    assert again == text
+
+
+def test_a_plain_session_gets_nothing(machine, checkout):
+    alpha = Skill("alpha")
+    markers = markers_of([alpha])
+    copilot = machine(working(markers, main=True))
+    copilot.write({"project/.github/skills/alpha/SKILL.md": alpha.md(),
+                   "project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha"])})
+
+    ok(copilot.run("Review the change.", plugin_dirs=[checkout], timeout=120))
+    before, after = split_at_compaction(copilot.server, main=True)
+    for request in before + after:
+        assert none_of(request, markers)
