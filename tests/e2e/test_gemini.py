@@ -1,14 +1,19 @@
 """End-to-end: briefing inside the real Gemini CLI 0.61.0, offline, against a scripted model.
 
-The extension is installed the way a user would: ``gemini extensions install
-<clone>/gemini --consent`` from a clean copy of the checkout, once per session
-into a template home that every test copies, so each test still gets a fresh
-HOME and project. Every run is headless (``gemini -p``) against the fake Gemini
+The extension is installed the way a user would: built from a clean copy of the
+checkout by ``scripts/build-gemini-extension``, installed with ``gemini extensions
+install <built folder> --consent`` once per session into a template home that
+every test copies, and the clone and the built folder are deleted before any
+test spawns an agent (issue 28: the installed copy stands on its own). Each test
+still gets a fresh HOME and project. Every run is headless (``gemini -p``) against the fake Gemini
 API of ``fake_gemini.py`` on 127.0.0.1 and asserts on the logged model requests.
 """
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -42,19 +47,46 @@ def gemini(home, *args, cwd, url=None, timeout=120):
     return run_process(["node", binaries()[3]] + list(args), gemini_env(home, url), cwd, timeout)
 
 
+def build_extension(clone, out):
+    """``scripts/build-gemini-extension OUT`` of the clone: (the folder, the release archive)."""
+    proc = subprocess.run([sys.executable, str(clone / "scripts" / "build-gemini-extension"), str(out)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc
+    version = json.loads((clone / ".claude-plugin" / "plugin.json").read_text())["version"]
+    return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
+
+
+def install(home, source, project):
+    result = gemini(home, "extensions", "install", str(source), "--consent", cwd=project)
+    assert result.rc == 0 and 'Extension "briefing" installed successfully' in result.stdout + result.stderr, result
+    return result
+
+
+@pytest.fixture(scope="session")
+def built(clis, tmp_path_factory):
+    """The extension built from a clean clone: the folder and the archive, and the clone (kept for link)."""
+    base = tmp_path_factory.mktemp("gemini-build")
+    clone = tracked_copy(REPO, base / "clone")
+    folder, archive = build_extension(clone, base / "out")
+    return {"clone": clone, "folder": folder, "archive": archive}
+
+
 @pytest.fixture(scope="session")
 def installed_home(clis, tmp_path_factory):
-    """A home with briefing installed by ``gemini extensions install`` from a clean clone."""
+    """A home with briefing installed by ``gemini extensions install`` from a folder built from a
+    clean clone; the clone and the folder are gone before any test runs an agent."""
     base = tmp_path_factory.mktemp("gemini-template")
     clone = tracked_copy(REPO, base / "clone")
+    folder, _ = build_extension(clone, base / "out")
     home = base / "home"
     write_tree(home, {".gemini/settings.json": json.dumps(SETTINGS)})
     project = base / "project"
     git_init(project)
-    result = gemini(home, "extensions", "install", str(clone / "gemini"), "--consent", cwd=project)
-    assert result.rc == 0 and 'Extension "briefing" installed successfully' in result.stdout + result.stderr, result
+    result = install(home, folder, project)
+    shutil.rmtree(str(clone))
+    shutil.rmtree(str(base / "out"))
     installed = home / ".gemini" / "extensions" / "briefing"
-    return {"home": home, "clone": clone, "installed": installed, "install": result}
+    return {"home": home, "installed": installed, "install": result, "source": folder}
 
 
 class Machine:
@@ -159,11 +191,14 @@ def agent_results(server):
 def test_the_extension_is_installed_with_gemini_extensions_install(installed_home, tmp_path):
     installed = installed_home["installed"]
     assert json.loads((installed / ".gemini-extension-install.json").read_text())["type"] == "local"
+    assert not installed_home["source"].exists(), "the built folder must be gone"
     hooks = json.loads((installed / "hooks" / "hooks.json").read_text())["hooks"]
     assert [g["matcher"] for g in hooks["BeforeTool"]] == ["^invoke_agent$"]
-    # The copy's hook files are links into the clone (Node's fs.cp makes relative links absolute).
-    assert (installed / "hooks" / "briefing-preload").resolve() == (
-        installed_home["clone"] / "hooks" / "briefing-preload").resolve()
+    # Real files only: nothing in the installed copy points anywhere else.
+    assert not [p for p in installed.rglob("*") if p.is_symlink()]
+    for rel in ("hooks/briefing-preload", "hooks/briefing-python", "hooks/briefing/main.py",
+                "skills/briefing/SKILL.md"):
+        assert (installed / rel).is_file(), rel
     git_init(tmp_path / "p")
     listed = gemini(installed_home["home"], "extensions", "list", cwd=tmp_path / "p")
     assert listed.rc == 0 and "briefing (0." in listed.stdout + listed.stderr, listed
@@ -240,14 +275,40 @@ def test_a_briefing_over_64_kib_arrives_whole(machine):
     assert BRIEFED in agent_results(m.server)[0].get("output", "")
 
 
-def test_a_linked_checkout_briefs_too(machine, installed_home):
-    """``gemini extensions link`` runs the clone's gemini/ in place: the same links resolve there."""
+def test_the_release_archive_installs_and_stands_on_its_own(machine, built, tmp_path):
+    """What Gemini CLI does with a release asset: extract the archive (the manifest at its root)
+    into a folder and install that; then the archive and the folder are deleted, and it briefs."""
+    alpha = Skill("alpha")
+    m = machine(spawner(["reviewer", "broken"], markers_of([alpha])), template=None)
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha"]),
+             "home/.gemini/agents/broken.md": agent_md("broken", ["alpha", "ghost-skill"])})
+    archive = tmp_path / built["archive"].name
+    shutil.copy2(str(built["archive"]), str(archive))
+    extracted = tmp_path / "extracted"
+    with tarfile.open(str(archive)) as tar:
+        assert tar.getnames()[0] == "gemini-extension.json"
+        tar.extractall(str(extracted))
+    install(m.home, extracted, m.project)
+    archive.unlink()
+    shutil.rmtree(str(extracted))
+
+    ok(m.run())
+    part, rest = split_prompt(first_request(m.server, 1).first_text())
+    assert rest == "\n\n" + task(1)
+    assert_briefing([part], "reviewer", [alpha])
+    denial = agent_results(m.server)[1]
+    assert denial["error"].startswith("Tool execution blocked: briefing: agent 'broken' references "
+                                      "unknown skill(s): ghost-skill."), denial
+
+
+def test_a_linked_build_briefs_too(machine, built):
+    """The development flow: ``gemini extensions link`` on a built folder runs it in place."""
     alpha = Skill("alpha")
     m = machine(spawner(["reviewer"], markers_of([alpha])), template=None)
     m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
              "home/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha"])})
-    linked = gemini(m.home, "extensions", "link", str(installed_home["clone"] / "gemini"), "--consent",
-                    cwd=m.project)
+    linked = gemini(m.home, "extensions", "link", str(built["folder"]), "--consent", cwd=m.project)
     assert linked.rc == 0 and 'Extension "briefing" linked successfully' in linked.stdout + linked.stderr, linked
 
     ok(m.run())
@@ -269,3 +330,41 @@ def test_an_unacknowledged_project_agent_never_reaches_the_hook(machine):
     response, = agent_results(m.server)
     assert "Subagent 'reviewer' not found" in json.dumps(response), response
     assert "has not been acknowledged" in result.stderr and "Start `gemini` in" in result.stderr, result
+
+
+def no_python_path(root):
+    """A PATH like this machine's with no Python under any name, and python3 the Microsoft Store
+    alias (exits 49, prints nothing): a Windows machine without Python, as far as the hooks see."""
+    bin_dir = Path(root) / "no-python-bin"
+    bin_dir.mkdir()
+    for folder in ("/usr/local/bin", "/usr/bin", "/bin"):
+        for entry in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else []:
+            target = bin_dir / entry.name
+            if entry.name.startswith(("python", "py")) or target.exists() or not entry.is_file():
+                continue
+            target.symlink_to(entry)
+    alias = bin_dir / "python3"
+    alias.write_text("#!/bin/sh\nexit 49\n")
+    alias.chmod(0o755)
+    return str(bin_dir)
+
+
+def test_without_python_the_user_is_told_and_spawns_go_on_unbriefed(machine):
+    """No usable Python: the session start says what to install, each spawn that it went unchecked,
+    and the spawn runs, unbriefed (README, "Without Python"): briefing cannot tell a declaring
+    agent from any other without running."""
+    alpha = Skill("alpha")
+    m = machine(spawner(["reviewer"], markers_of([alpha])))
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha"])})
+    env = gemini_env(m.home, m.server.url)
+    env["PATH"] = no_python_path(m.root)
+    result = ok(run_process(["node", binaries()[3], "-p", "Do the work.", "--output-format", "json"], env,
+                            m.project, 120))
+    fallback = (REPO / "hooks" / "briefing-python").read_text()
+    start = fallback.split("start_message='", 1)[1].split("'", 1)[0]
+    spawn = fallback.split("spawn_message='", 1)[1].split("'", 1)[0]
+    assert start in result.stderr and spawn in result.stderr, result
+    request = first_request(m.server, 1)
+    assert request.first_text() == task(1), "no briefing can have been delivered"
+    assert UNBRIEFED in agent_results(m.server)[0].get("output", "")
