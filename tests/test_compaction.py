@@ -519,3 +519,49 @@ def test_harnesses_without_records_print_nothing_on_tool_calls(sandbox):
     gemini = {"hook_event_name": "BeforeTool", "session_id": "g", "cwd": str(sb.project),
               "tool_name": "read_file", "tool_input": {"path": "x"}}
     none(sb.run(gemini, env={"GEMINI_SESSION_ID": "g"}))
+
+
+# --------------------------------------------------------------------------------------------
+# The doctor: when the agent receives its briefing, per harness (item 8); rubber-duck (item 9)
+# --------------------------------------------------------------------------------------------
+
+WHEN = [
+    ("claude", CLAUDE, "again after every compaction: Claude Code sends the compacted agent SessionStart"),
+    ("codex", CODEX, "again after every compaction of the agent: at its next tool call (PostToolUse) or its "
+                     "next turn (UserPromptSubmit)"),
+    ("copilot", COPILOT, "again after every compaction of the agent, at its next tool call (PreToolUse)"),
+    ("gemini", {"home/.gemini/agents/reviewer.md": "---\nname: reviewer\ndescription: d\n---\n"
+                                                    '<!-- briefing: skills = ["alpha"] -->\nBody.\n',
+                "home/.gemini/skills/alpha/SKILL.md": skill_md("alpha", BODIES["alpha"])},
+     "at spawn only, in front of the spawn's prompt: Gemini CLI compresses a subagent only on its "
+     "final-warning recovery turn"),
+]
+
+
+@pytest.mark.parametrize("harness, files, said", WHEN, ids=[w[0] for w in WHEN])
+def test_doctor_show_says_when_the_agent_receives_its_briefing(sandbox, harness, files, said):
+    sb = sandbox(files)
+    env = {"GEMINI_CLI_HOME": str(sb.home)} if harness == "gemini" else {}
+    text = sb.doctor("--show", "reviewer", "--harness", harness, env=env)
+    assert text.rc == 0, text
+    assert "    receives its briefing at spawn" in text.out and said in text.out, text.out
+    data = json.loads(sb.doctor("--show", "reviewer", "--harness", harness, "--json", env=env).out)
+    assert all(said in show["when"] for show in data["shows"]), data["shows"]
+
+
+def test_doctor_for_gemini_says_a_compressed_subagent_loses_its_briefing(sandbox):
+    sb = sandbox(WHEN[3][1])
+    data = json.loads(sb.doctor("--harness", "gemini", "--json").out)
+    (check,) = [c for c in data["checks"] if c["name"] == "gemini-compression"]
+    assert check["status"] == "ok" and "cannot give it back" in check["detail"], check
+
+
+def test_doctor_lists_copilots_hidden_rubber_duck_among_the_agents_a_rule_applies_to(sandbox):
+    sb = sandbox(dict(COPILOT, **{"project/.briefing/rules.json": json.dumps(
+        {"rules": [{"agents": ["*"], "skills": ["alpha"]}]})}))
+    data = json.loads(sb.doctor("--harness", "copilot", "--json").out)
+    (rule,) = data["rules"]
+    assert "rubber-duck" in rule["harnesses"]["copilot"]["applies_to"], rule
+    # and a rubber-duck spawn is briefed by that rule, at its start and after a compaction
+    spawn = sb.payload("SubagentStart", "copilot", agent_id=AID, agent_type="rubber-duck", parent_agent_id=SID)
+    assert set(rebuild([sb.run(spawn, env=sb.copilot_env()).flat_context]).skills) == {"alpha"}

@@ -77,9 +77,11 @@ def compacted_codex(sb, event):
 
 def compacted_copilot(sb):
     """A Copilot subagent's tool call, the session's events showing it compacted since its spawn."""
+    import time
     events = "home/.copilot/session-state/s-1/events.jsonl"
+    done = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 30))
     sb.write({events: '{"type":"session.compaction_complete","data":{"success":true,"compactionAttemptId":"c"},'
-                      '"agentId":"a1"}\n'})
+                      '"agentId":"a1","timestamp":"%s"}\n' % done})
     return sb.payload("PreToolUse", "copilot", agent_id="a1", agent_type="good", parent_agent_id="s-1",
                       tool_name="Bash", tool_input={"command": "ls"})
 

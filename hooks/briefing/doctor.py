@@ -173,7 +173,7 @@ def skill_record(skill, briefing):
     else:
         status = "ok"
         mine = {os.path.realpath(s.path) for s in briefing.delivered}
-        if os.path.realpath(skill.path) in mine:
+        if skill.path and os.path.realpath(skill.path) in mine:
             delivered_by = "briefing"
         elif briefing.harness.preloads_native:
             delivered_by = {"claude": "claude-code"}.get(briefing.harness.key, briefing.harness.key)
@@ -244,6 +244,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
         report.append({"mode": label, "file": briefing.agent.path, "status": status,
                        "harness": briefing.harness.key,
                        "delivery": briefing.harness.delivery(),
+                       "when": briefing.harness.redelivery,  # at spawn, and after a compaction (issue 26)
                        "reason": reason,
                        # every one: the refusal texts name the first REFUSAL_NAMES and send here
                        "problems": verdict(briefing, None)[1],
@@ -270,6 +271,8 @@ def doctor_show(machine, name, harnesses, as_json, out):
         # For a terminal: control characters escaped (--json has the exact text).
         out.write(for_people("=== %s: %s (%s) [%s]\n" % (entry["mode"], name, entry["file"] or "built-in, no file",
                                                           entry["status"])))
+        if entry.get("when"):
+            out.write(for_people("    receives its briefing %s\n" % entry["when"]))
         if entry.get("reason"):
             out.write(for_people("    %s\n" % entry["reason"]))
         for problem in entry.get("problems", ()):

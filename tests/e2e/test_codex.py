@@ -283,10 +283,14 @@ def test_spawn_runs_one_process_per_event_from_the_codex_file(machine):
     log = codex.log_hook_starts(codex.plugin_root, codex.root / "hook-starts.log")
 
     ok(codex.run("Review the change."))
-    # Every hooks file of the installed copy logs its starts: only the Codex file's ran, once per event.
+    # Every hooks file of the installed copy logs its starts: only the Codex file's ran, once per
+    # event; PostToolUse once per tool call (spawn_agent, wait_agent) and UserPromptSubmit once per
+    # turn (the main one, the child's), which bring a compacted child's briefing back (issue 26).
     assert hook_starts(log) == {("hooks.codex.json", "SessionStart"): 1,
                                 ("hooks.codex.json", "PreToolUse"): 1,
-                                ("hooks.codex.json", "SubagentStart"): 1}, hook_starts(log)
+                                ("hooks.codex.json", "SubagentStart"): 1,
+                                ("hooks.codex.json", "PostToolUse"): 2,
+                                ("hooks.codex.json", "UserPromptSubmit"): 2}, hook_starts(log)
     first = child_requests(codex.server)[0]
     assert_briefing(first.briefing_parts(), "reviewer", [alpha, beta])
     assert len(first.briefing_parts()) == 1
@@ -338,7 +342,8 @@ def test_persisted_trust_names_the_codex_file_and_the_doctor_agrees(machine):
     hooks = [h for entry in codex.hooks_list()["data"] for h in entry["hooks"] if h["source"] == "plugin"]
     assert sorted(h["key"] for h in hooks) == [
         "briefing@briefing:hooks/hooks.codex.json:%s:0:0" % e
-        for e in ("pre_tool_use", "session_start", "subagent_start")], [h["key"] for h in hooks]
+        for e in ("post_tool_use", "pre_tool_use", "session_start", "subagent_start", "user_prompt_submit")], \
+        [h["key"] for h in hooks]
     config = codex.codex_home / "config.toml"
     with config.open("a", encoding="utf-8") as f:
         for h in hooks:

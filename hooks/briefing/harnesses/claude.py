@@ -650,4 +650,9 @@ HARNESS = Harness(
     hooks_check=lambda root: claude_hooks_check(os.path.join(root, "hooks", "hooks.json")),
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
     builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
-    agent_names=claude_agent_names)
+    agent_names=claude_agent_names,
+    # A compacted subagent gets SessionStart(compact) with its agent_id and agent_type, and a
+    # `claude --agent` session with agent_type (facts/compaction.md): handlers.handle_session_start.
+    redelivery="at spawn (SubagentStart; a `claude --agent` session at SessionStart), and again after "
+               "every compaction: Claude Code sends the compacted agent SessionStart (source compact), "
+               "whose context reaches its first request after the compaction")

@@ -447,6 +447,12 @@ def gemini_hooks_check(root):
             "detail": "; ".join(problems) or "registers the invoke_agent guard and the pre-flight"}
 
 
+def gemini_compaction_check(machine):
+    """What the doctor says of compression under Gemini CLI: the briefing is not given back."""
+    return {"name": "gemini-compression", "status": "ok",
+            "detail": "a subagent is briefed %s" % HARNESS.redelivery}
+
+
 HARNESS = Harness(
     HARNESSES.record("gemini"),
     find_project=find_gemini_project,
@@ -463,4 +469,14 @@ HARNESS = Harness(
     # Gemini CLI fills ${…} into an extension's skills (docs/gemini-cli.md): briefing does too.
     render_skill=render_gemini_skill,
     # invoke_agent requires agent_name (§4): no default agent.
-    builtin_agents=GEMINI_BUILTIN_AGENTS)
+    builtin_agents=GEMINI_BUILTIN_AGENTS,
+    # Shown by `briefing-doctor --harness gemini` (there is no hook trust to check).
+    trust_check=gemini_compaction_check,
+    # facts/compaction.md: Gemini CLI compresses a subagent's chat only on its final-warning
+    # recovery turn, keeping nothing of its first message; BeforeModel is the only hook that
+    # reaches that request, and no hook payload names the agent a request is for.
+    redelivery="at spawn only, in front of the spawn's prompt: Gemini CLI compresses a subagent only "
+               "on its final-warning recovery turn, and the compressed history keeps nothing of its "
+               "first message, the briefing with it; no hook payload names the agent a model request "
+               "belongs to, so briefing cannot give it back (a compressed Gemini subagent works on "
+               "unbriefed)")
