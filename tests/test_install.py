@@ -204,3 +204,13 @@ def test_the_build_replaces_only_its_own_outputs(tmp_path):
     assert not (ext / "stale-file").exists() and tarball.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["keep.txt", "briefing", tarball.name])
     assert glob.glob(str(ext / "hooks" / "briefing" / "__pycache__" / "*.pyc"))
+
+
+def test_the_release_workflow_attaches_the_one_archive_the_build_writes():
+    """Gemini CLI takes an asset whose name names no platform only when it is the release's only one."""
+    text = (REPO / ".github" / "workflows" / "release.yml").read_text()
+    assert "python3 scripts/build-gemini-extension dist" in text
+    uploads = [line for line in text.splitlines() if "gh release" in line and "dist/" in line]
+    assert uploads and all("dist/briefing-gemini-*.tar.gz" in line and line.count("dist/") == 1
+                           for line in uploads), uploads
+    assert 'tags: ["v*"]' in text
