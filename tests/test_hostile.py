@@ -1193,7 +1193,8 @@ def test_attribute_values_are_escaped(sandbox, harness):
                                                "    - '%s'\n---\n" % (agent, skill)}
     else:
         skill = "u<o&t>e"
-        files = {"project/%s/.codex/skills/%s/SKILL.md" % (ODD_DIR, skill): skill_md("x", "ODD-BODY\n"),
+        # Codex calls a skill by its frontmatter name (issue 32): the folder's name is not enough.
+        files = {"project/%s/.codex/skills/%s/SKILL.md" % (ODD_DIR, skill): skill_md(skill, "ODD-BODY\n"),
                  "home/.codex/agents/odd.toml": role_toml(agent, [skill])}
     sb = sandbox(files)
     skill_dir = cwd / (".claude" if harness == "claude" else ".codex") / "skills" / skill

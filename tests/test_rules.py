@@ -586,14 +586,19 @@ def test_gemini_agent_opts_out_of_wildcard_rules(comment, wildcard):
 @pytest.mark.parametrize("harness, agent", [("claude", "general-purpose"), ("codex", "worker"),
                                             ("copilot", "explore"), ("gemini", "generalist")])
 def test_bundled_rules_example(sandbox, harness, agent):
+    import shutil
     from conftest import REPO
     sb = sandbox()
-    r = sb.doctor("--cwd", str(REPO / "examples" / "rules"), "--show", agent, "--harness", harness, "--json")
+    # Where a user puts it: inside this checkout, which is a plugin itself, Codex names the
+    # example's skill briefing:house-rules (the nearest manifest above it, issue 32).
+    example = sb.project / "rules-example"
+    shutil.copytree(str(REPO / "examples" / "rules"), str(example))
+    r = sb.doctor("--cwd", str(example), "--show", agent, "--harness", harness, "--json")
     assert r.rc == 0, r
     show = json.loads(r.out)["shows"][0]
     assert show["file"] is None and show["skills"] == ["house-rules"]
     assert "marrowfat-beacon-2309" in rebuild([p["text"] for p in show["parts"]]).skills["house-rules"]
-    r = sb.doctor("--cwd", str(REPO / "examples" / "rules"), "--show", "statusline-setup", "--harness", "claude")
+    r = sb.doctor("--cwd", str(example), "--show", "statusline-setup", "--harness", "claude")
     assert r.rc == 1 and "no rule applies" in r.err, r
 
 

@@ -26,22 +26,37 @@ def plugin_skill_dirs(root, manifest_dir=".claude-plugin"):
     """
     yield os.path.join(root, "skills"), False
     data = read_json(os.path.join(root, manifest_dir, "plugin.json"))
-    paths = data.get("skills") if isinstance(data, dict) else None
+    for norm, folder in listed_paths(root, data.get("skills") if isinstance(data, dict) else None):
+        if norm not in (".", "skills"):
+            yield folder, is_file(os.path.join(folder, "SKILL.md"))
+
+
+def listed_paths(root, paths, what="manifest skills path"):
+    """[(normalised path, folder)] of the paths a manifest lists (one string or a list of them).
+
+    A path that leaves ``root`` (absolute, climbing with ``..``) is dropped with a
+    warning: a manifest must not point the hook at files outside its own folder.
+    """
     if isinstance(paths, str):
         paths = [paths]
-    if not isinstance(paths, list):
-        return
-    for rel in paths:
+    out = []
+    for rel in paths if isinstance(paths, list) else ():
         if not isinstance(rel, str) or not rel.strip():
             continue
-        norm = os.path.normpath(rel.replace("\\", "/"))
-        if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in norm:
-            warn("%s: manifest skills path %r leaves the plugin root; ignored" % (root, rel))
+        norm = relative_inside(rel)
+        if norm is None:
+            warn("%s: %s %r leaves the plugin root; ignored" % (root, what, rel))
             continue
-        folder = os.path.join(root, norm)
-        if norm in (".", "skills"):
-            continue
-        yield folder, is_file(os.path.join(folder, "SKILL.md"))
+        out.append((norm, os.path.join(root, norm)))
+    return out
+
+
+def relative_inside(rel):
+    """``rel`` normalised, or None when it leaves the folder it is relative to (absolute, ``..``, NUL)."""
+    norm = os.path.normpath(rel.replace("\\", "/"))
+    if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in norm:
+        return None
+    return norm
 
 
 # -- agent lookup -------------------------------------------------------------

@@ -75,7 +75,7 @@ class Skill(object):
     """
 
     __slots__ = ("name", "source", "path", "body", "size", "problem", "origin", "rule", "meta",
-                 "override", "skip")
+                 "override", "skip", "held")
 
     def __init__(self, name, source, path=None, body=None, size=None, problem=None, origin=None,
                  meta=None):
@@ -90,6 +90,9 @@ class Skill(object):
         self.meta = meta or {}  # the frontmatter keys that decide who may load it (parse_skill_meta)
         self.override = None  # (key, value, settings file) of a skillOverrides entry that names it
         self.skip = None  # native entry the harness skips although it exists: why, in words
+        # A skill only the harness itself holds (no file: ``path`` is None, e.g. Claude Code's
+        # built-ins): why no hook can deliver it, in words. Only the harness's preload can.
+        self.held = None
 
     @property
     def dir(self):

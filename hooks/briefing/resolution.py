@@ -238,6 +238,8 @@ class Briefing(object):
         if skill.source == "native":
             if skill.skip:
                 return "native, delivered by briefing: %s" % skill.skip
+            if skill.path is None:
+                return "native (%s preloads it: %s)" % (self.harness.label, skill.held)
             return "native (%s preloads)" % self.harness.label
         if self.session or any(s is skill for s in self.delivered):
             return skill.source  # "briefing", or "rule": briefing injects it
@@ -267,7 +269,10 @@ def build_briefing(agent, machine, session=False, rules=None):
         for skill in native:
             if not skill.problem:
                 skill.skip = harness.native_skip(machine, skill)
-    preloaded = {machine.real_path(s.path) for s in native if s.path and not s.problem and not s.skip}
+    def key_of(skill):
+        # A skill only the harness holds (no file: a built-in) is the same skill by its name.
+        return machine.real_path(skill.path) if skill.path else ("held", skill.name)
+    preloaded = {key_of(s) for s in native if not s.problem and not s.skip}
     from_rules, named = [], set(agent.skills) | {s.name for s in native}
     for rule in rules:
         for name in rule.skills:
@@ -281,11 +286,18 @@ def build_briefing(agent, machine, session=False, rules=None):
         checked.append(skill)
         if skill.problem:
             continue
-        key = machine.real_path(skill.path)
+        key = key_of(skill)
         if key in seen:
             continue  # the same skill declared twice, perhaps under two names
         if not session and key in preloaded:
             continue  # the harness preloads it itself in a subagent: never inject it again
+        if skill.path is None:
+            # Only the harness can deliver it (skill.held says why), and here it will not.
+            skill.problem = "%s (%s)" % ((
+                "%s skips it here: %s" % (harness.label, skill.skip) if skill.skip else
+                "%s preloads nothing into an agent session" % harness.label if session else
+                "only %s's own preload delivers it, not briefing" % harness.label), skill.held)
+            continue
         seen.add(key)
         # What the hook delivers is what the harness would: rendered (its size, the seal and
         # every part are of this text), or refused when a hook cannot render it so.

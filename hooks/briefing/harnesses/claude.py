@@ -8,15 +8,16 @@ native ``skills:`` preload skips, its process's own flags, and its hooks-file ch
 import os
 
 from ..constants import PARTS, PART_BUDGET
-from ..files import display_path, is_dir, is_file, is_inside, read_json, read_text, warn
+from ..files import (display_path, is_dir, is_file, is_inside, path_kind, read_json, read_text,
+                     top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import parse_json
-from ..lookup import (declaring_md_agents, find_in_tree, first_usable, load_md_agent,
-                      plugin_candidates, skill_file_named, skills_named)
+from ..lookup import (declaring_md_agents, find_in_tree, index_by_name, listed_paths, load_md_agent,
+                      load_skill, relative_inside, skill_file_named, skill_from_text, skills_named)
 from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values, process_argv
 from ..records import ParseError, Project, Skill, Unreadable
-from ..yaml_subset import meta_value, yaml_present, yaml_true
+from ..yaml_subset import meta_value, parse_skill_meta, split_frontmatter, yaml_present, yaml_true
 
 
 CLAUDE_BUILTIN_AGENTS = frozenset(
@@ -169,7 +170,15 @@ def claude_plugin_dirs(machine):
 
 
 def claude_plugins(machine):
-    """Enabled installed plugins as [(manifest name, root)], project/local scope first."""
+    """Enabled installed plugins as [(manifest name, root)], project/local scope first.
+
+    Measured on 2.1.328 (docs/claude-code.md, "Skills in plugins"): Claude Code
+    takes plugins in the order of ``enabledPlugins`` (a bare name that two plugins
+    share goes to the first), and reads a plugin of a marketplace added from a
+    local folder (known_marketplaces.json ``"source": "directory"``) from that
+    folder, live, not from installed_plugins.json's copy; when the folder is gone
+    it loads nothing of the plugin. The root is the one Claude Code reads.
+    """
     if machine.state.get("claude_plugins") is not None:
         return machine.state["claude_plugins"]
     found = []
@@ -178,8 +187,10 @@ def claude_plugins(machine):
     entries = registry.get("plugins") if isinstance(registry, dict) else None
     if isinstance(entries, dict) and entries:
         enabled = enabled_plugins(machine)
+        order = {key: index for index, key in enumerate(enabled)}
         scoped, user = [], []
-        for key, installs in sorted(entries.items()):
+        for key, installs in sorted(entries.items(), key=lambda item: (order.get(item[0], len(order)),
+                                                                       item[0])):
             # Absent or false means disabled: Claude Code loads a disabled plugin's skills for no one.
             if enabled.get(key) is not True or not isinstance(installs, list):
                 continue
@@ -196,8 +207,13 @@ def claude_plugins(machine):
                 else:
                     user.append((key, install["installPath"]))
         # Precedence: entries scoped to this project come before user-wide ones.
-        for key, root in scoped + user:
+        for key, install_path in scoped + user:
+            root, dirs = claude_install_root(machine, key, install_path)
+            if root is None:
+                continue
             found.append((plugin_manifest_name(root, key.partition("@")[0]), root))
+            if dirs is not None:  # plugins sharing one root differ by their entries alone
+                machine.state.setdefault("claude_entry_dirs", {})[found[-1]] = dirs
             ids.setdefault(root, key)
     # Plugins loaded with --plugin-dir (facts/claude-code.md §5.1: their skills resolve for
     # skills:, and they are absent from installed_plugins.json), the hook's own plugin among
@@ -209,6 +225,109 @@ def claude_plugins(machine):
             ids[extra] = "%s@inline" % found[-1][0]  # what Claude Code calls a --plugin-dir plugin
     machine.state["claude_plugins"] = found
     return found
+
+
+def claude_marketplace(machine, market):
+    """What Claude Code recorded of marketplace ``market``: (folder, live, {plugin: entry}), or None.
+
+    known_marketplaces.json (Claude Code's own record) names the folder it keeps
+    the marketplace in, ``installLocation``; for a ``"directory"`` source that is
+    the folder it was added from, which Claude Code reads live (``live``). The
+    entries come from that folder's ``.claude-plugin/marketplace.json``: a
+    shared-root entry's ``skills`` list decides what its plugin exposes. Read once
+    per payload, and only when a plugin lookup needs it.
+    """
+    cache = machine.state.setdefault("claude_marketplaces", {})
+    if market not in cache:
+        cache[market] = None
+        known = machine.state.get("claude_known_marketplaces")
+        if known is None:
+            known = read_json(os.path.join(machine.claude_dir, "plugins", "known_marketplaces.json"))
+            known = machine.state["claude_known_marketplaces"] = known if isinstance(known, dict) else {}
+        record = known.get(market)
+        record = record if isinstance(record, dict) else {}
+        source = record.get("source") if isinstance(record.get("source"), dict) else {}
+        live = source.get("source") == "directory"
+        folder = source.get("path") if live else record.get("installLocation")
+        if not isinstance(folder, str):
+            folder = record.get("installLocation")
+        if isinstance(folder, str) and os.path.isabs(folder) and is_dir(folder):
+            data = read_json(os.path.join(folder, ".claude-plugin", "marketplace.json"))
+            plugins = data.get("plugins") if isinstance(data, dict) else None
+            named = {}
+            for entry in plugins if isinstance(plugins, list) else ():
+                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                    named.setdefault(entry["name"], entry)
+            cache[market] = (folder, live, named)
+    return cache[market]
+
+
+def claude_install_root(machine, key, install_path):
+    """(root, entry dirs): the folder Claude Code loads installed plugin ``key`` from (None when it
+    loads nothing), and the skill folders its marketplace entry decides (claude_entry_dirs).
+
+    installed_plugins.json's ``installPath`` (absolute), except for a plugin that a
+    local-folder marketplace lists by a relative path: that folder, inside the
+    marketplace's, as it is now.
+    """
+    plugin, _, market = key.partition("@")
+    root = install_path if os.path.isabs(install_path) else None
+    record = claude_marketplace(machine, market) if market else None
+    entry = record[2].get(plugin) if record else None
+    if entry is None:
+        return root, None
+    folder, live, _ = record
+    source = entry.get("source")
+    if live and isinstance(source, str):
+        rel = relative_inside(source)
+        if rel is None:
+            warn("%s: the marketplace's source %r for %s leaves the marketplace folder; not read" % (
+                folder, source, plugin))
+            return None, None
+        root = os.path.normpath(os.path.join(folder, rel))
+        if not is_dir(root):
+            return None, None  # Claude Code: "Plugin directory not found": nothing of it loads
+    return root, (claude_entry_dirs(root, entry) if root is not None else None)
+
+
+def claude_entry_dirs(root, entry):
+    """The skill folders a marketplace entry gives the plugin at ``root`` [(folder, single)], or None.
+
+    Measured on 2.1.328 (and read in its loader): an entry whose ``source`` is the
+    marketplace's own folder (``"./"``) and which lists ``skills`` exposes exactly
+    the listed skills, and ``skills/`` as a whole only when it or ``./`` is listed;
+    when every listed path leaves the folder, none. Plugins sharing one root each
+    list theirs so. Any other entry's ``skills`` count only for a plugin without a
+    ``.claude-plugin/plugin.json`` (the entry is then its manifest), and add to
+    ``skills/``, as a manifest's do. None: the plugin's own folders decide.
+    """
+    listed = entry.get("skills")
+    if listed is None or listed == []:
+        return None
+    source = entry.get("source")
+    shared = isinstance(source, str) and all(
+        part in ("", ".") for part in source.replace("\\", "/").split("/"))
+    if not shared and is_file(os.path.join(root, ".claude-plugin", "plugin.json")):
+        return None
+    paths = listed_paths(root, listed, "marketplace entry skills path")
+    valid = [(norm, folder) for norm, folder in paths if is_dir(folder)]
+    skills = os.path.join(root, "skills")
+    extra = [(folder, is_file(os.path.join(folder, "SKILL.md"))) for norm, folder in valid
+             if norm not in (".", "skills")]
+    if not shared:
+        return [(skills, False)] + extra
+    if not valid:
+        left = len(paths) < len([p for p in ([listed] if isinstance(listed, str) else listed)
+                                 if isinstance(p, str) and p.strip()])
+        return [] if left else None
+    keep = any(norm in (".", "skills") for norm, _ in valid)
+    return ([(skills, False)] if keep else []) + extra
+
+
+def claude_plugin_skill_dirs(machine, name, root):
+    """[(folder, is_single_skill)] in which Claude Code finds the skills of plugin ``name`` at ``root``."""
+    decided = machine.state.get("claude_entry_dirs", {}).get((name, root))
+    return decided if decided is not None else machine.plugin_skill_dirs(root)
 
 
 def claude_ancestor():
@@ -324,81 +443,207 @@ def find_claude_agent(machine, agent_type):
     return None
 
 
-def claude_skill_candidates(machine, plugin, skill):
-    """Every file Claude Code would take for ``skill`` (in ``plugin`` only, when given), in order.
+# Claude Code's own skills, measured on 2.1.328: the init event lists sixteen with nothing
+# installed, and an agent naming each under skills: gets these ten preloaded. Their text is inside
+# Claude Code: some keep reference files under $CLAUDE_CODE_TMPDIR/claude-<uid>/bundled-skills/
+# <version>/<hash>/<name>/, but none a SKILL.md, so no hook can read a body (docs/claude-code.md).
+CLAUDE_BUILTIN_SKILLS = frozenset((
+    "claude-api", "code-review", "dataviz", "fewer-permission-prompts", "loop", "plugin-authoring",
+    "run", "simplify", "update-config", "workflow-authoring"))
+# Listed too, but never preloaded ("not found"; the Skill tool: "cannot be used ... due to
+# disable-model-invocation"): only a person runs them, as /NAME.
+CLAUDE_BUILTIN_UNPRELOADED = frozenset((
+    "batch", "debug", "deep-research", "doctor", "run-skill-generator", "verify"))
+CLAUDE_BUILTIN_ORIGIN = "Claude Code built-in"
+CLAUDE_BUILTIN_HELD = ("a Claude Code built-in, whose text is inside Claude Code where no hook can read "
+                       "it: list it under skills:, which Claude Code preloads")
 
-    Precedence, measured on 2.1.328 as far as facts/claude-code.md §5.1 goes: a
-    skill is found by its folder name and by its frontmatter ``name`` alike, and a
-    legacy command ``.claude/commands/NAME.md`` counts as a skill. Which of two
-    such files wins was not measured; briefing takes (1) a folder called NAME in
-    every root (project folders nearest first, the user's, then plugins), then
-    (2) a skill whose frontmatter name is NAME, in the same roots, then (3) a
-    command NAME.md (project folders, the user's ``commands/``, plugins'
-    ``commands/``). The files found later are read only when the earlier ones
-    are not there, so a hit costs what it always did.
+
+def claude_skill_candidates(machine, plugin, skill):
+    """Where Claude Code looks for ``skill`` (in ``plugin`` only, when given), in its order.
+
+    Yields (path, origin, bare): ``path`` None stands for Claude Code's built-in of
+    that name; ``bare`` marks a plugin command found by a bare name, which counts
+    only when it has frontmatter. Measured on 2.1.328 (docs/claude-code.md, "How a
+    name resolves"): a bare name goes to the project folders (nearest first) and
+    the user's ``~/.claude`` first (a skill folder, then a frontmatter name, then a
+    legacy command ``commands/NAME.md``), then to the built-ins, then to plugins in
+    enabledPlugins order (a skill folder, a frontmatter name, then
+    ``commands/NAME.md`` with frontmatter, then a command's frontmatter name).
+    ``plugin:NAME`` names that plugin's ``commands/NAME.md`` (frontmatter or not)
+    before its skill folder. The files found later are read only when the
+    earlier ones are not there or Claude Code passes them over.
     """
-    roots = machine.live("claude", (lambda: claude_skill_roots(machine))) if plugin is None else []
-    plugins = [(n, r) for n, r in claude_plugins(machine) if plugin is None or n == plugin]
+    plugins = [(n, r) for n, r in claude_plugins(machine) if n == plugin] if plugin is not None else None
+    if plugin is not None:
+        for manifest_name, root in plugins:
+            origin = "plugin %s" % manifest_name
+            if machine.is_dir(os.path.join(root, "commands")):
+                yield os.path.join(root, "commands", skill + ".md"), origin, False
+            for found in claude_plugin_skills(machine, root, skill, origin):
+                yield found
+            for path in claude_commands_named(machine, root, skill):
+                yield path, origin, False
+        return
+    roots = machine.live("claude", (lambda: claude_skill_roots(machine)))
     for origin, root in roots:
-        yield os.path.join(root, skill, "SKILL.md"), origin
-    for manifest_name, root in plugins:
-        for found in plugin_candidates(machine, [root], skill, ".claude-plugin", "plugin %s" % manifest_name):
-            yield found
+        yield os.path.join(root, skill, "SKILL.md"), origin, False
     for origin, root in roots:
         for path in skills_named(machine, root, skill):
-            yield path, origin
+            yield path, origin, False
+    for origin, root in machine.live("claude commands", (lambda: claude_command_roots(machine))):
+        yield os.path.join(root, skill + ".md"), origin, False
+    if skill in CLAUDE_BUILTIN_SKILLS or skill in CLAUDE_BUILTIN_UNPRELOADED:
+        yield None, CLAUDE_BUILTIN_ORIGIN, False
+    plugins = claude_plugins(machine)
     for manifest_name, root in plugins:
-        for folder, single in machine.plugin_skill_dirs(root):
+        for folder, single in claude_plugin_skill_dirs(machine, manifest_name, root):
             if not single:
-                for path in skills_named(machine, folder, skill):
-                    yield path, "plugin %s" % manifest_name
-            elif os.path.basename(folder) != skill and skill_file_named(os.path.join(folder, "SKILL.md"), skill):
-                yield os.path.join(folder, "SKILL.md"), "plugin %s" % manifest_name
-    if plugin is None:
-        for origin, root in machine.live("claude commands", (lambda: claude_command_roots(machine))):
-            yield os.path.join(root, skill + ".md"), origin
+                yield os.path.join(folder, skill, "SKILL.md"), "plugin %s" % manifest_name, False
+            elif os.path.basename(folder) == skill:
+                yield os.path.join(folder, "SKILL.md"), "plugin %s" % manifest_name, False
+    for manifest_name, root in plugins:
+        for found in claude_plugin_skills(machine, root, skill, "plugin %s" % manifest_name, by_folder=False):
+            yield found
     for manifest_name, root in plugins:
         if machine.is_dir(os.path.join(root, "commands")):
-            yield os.path.join(root, "commands", skill + ".md"), "plugin %s" % manifest_name
+            yield os.path.join(root, "commands", skill + ".md"), "plugin %s" % manifest_name, True
+    for manifest_name, root in plugins:
+        for path in claude_commands_named(machine, root, skill):
+            yield path, "plugin %s" % manifest_name, False
+
+
+def claude_plugin_skills(machine, root, skill, origin, by_folder=True):
+    """SKILL.md paths for ``skill`` in one plugin: by folder (unless not ``by_folder``), then by
+    frontmatter name, as (path, origin, False)."""
+    dirs = claude_plugin_skill_dirs(machine, origin[len("plugin "):], root)
+    if by_folder:
+        for folder, single in dirs:
+            if not single:
+                yield os.path.join(folder, skill, "SKILL.md"), origin, False
+            elif os.path.basename(folder) == skill:
+                yield os.path.join(folder, "SKILL.md"), origin, False
+    for folder, single in dirs:
+        if not single:
+            for path in skills_named(machine, folder, skill):
+                yield path, origin, False
+        elif os.path.basename(folder) != skill and skill_file_named(os.path.join(folder, "SKILL.md"), skill):
+            yield os.path.join(folder, "SKILL.md"), origin, False
+
+
+def claude_commands_named(machine, root, name):
+    """A plugin's ``commands/*.md`` whose frontmatter ``name`` is ``name`` (a command answers to it
+    too, measured), other than ``NAME.md`` itself; read once per payload, only on a miss."""
+    folder = os.path.join(root, "commands")
+    if not machine.is_dir(folder):
+        return []
+    index = machine.memo(("claude command names", folder), lambda: index_by_name(
+        sorted(top_level_files(folder, ".md")),
+        lambda text: meta_value(parse_skill_meta(text).get("name")) if split_frontmatter(text)[0] else None))
+    return [p for p in index.get(name, ()) if os.path.basename(p) != name + ".md"]
 
 
 def resolve_claude_skill(machine, name, source):
+    """The skill Claude Code's preload would take for ``name``, as a Skill.
+
+    Measured on 2.1.328: the preload passes over every candidate it would not
+    preload (disable-model-invocation, user-invocable-only, turned off, a plugin
+    skill without a description, a conditional one, a built-in it never preloads)
+    and takes the next one, in any root: a project skill with
+    ``disable-model-invocation: true`` leaves the name to a plugin's skill. So the
+    first candidate Claude Code preloads wins; when it preloads none, the first
+    candidate, which it skips and briefing delivers (or, turned off, refuses). Both
+    lists resolve so, so that one name is one text. A regular file that cannot be
+    read stops the search, and says why.
+    """
     plugin, skill = split_plugin_name(name)
     if skill is None:
         return Skill(name, source, problem="not a valid skill name")
-    found = first_usable(name, source, claude_skill_candidates(machine, plugin, skill))
-    if not found.problem:
-        claude_skill_override(machine, found, plugin, skill)
-    return found
+    first = unusable = None
+    for path, origin, bare in claude_skill_candidates(machine, plugin, skill):
+        if path is None:
+            found = claude_builtin_skill(name, source, skill)
+        else:
+            kind = path_kind(path)
+            if kind != "file":
+                if unusable is None and kind:
+                    unusable = Skill(name, source, path=path, origin=origin,
+                                     problem="SKILL.md at %s is not a regular file" % path)
+                continue
+            found = claude_load_skill(name, source, path, origin, bare)
+            if found is None:
+                continue  # a plugin command without frontmatter: no skill by its bare name
+        if not found.problem:
+            claude_skill_override(machine, found, plugin)
+        if found.problem and not claude_passed_over(found):
+            return found
+        if not found.problem and claude_skill_skip(machine, found) is None:
+            if first is None or not claude_flag(machine, "--disable-slash-commands"):
+                return found  # the first one Claude Code's preload takes
+            return first  # with --disable-slash-commands it takes none: the first candidate
+        if first is None:
+            first = found
+    return first or unusable or Skill(name, source, problem="unknown skill")
 
 
-def claude_skill_override(machine, skill, plugin, bare):
+def claude_load_skill(name, source, path, origin, bare):
+    """The Skill at ``path``; None for a plugin command reached by a bare name without frontmatter."""
+    if not bare:
+        return load_skill(name, source, path, origin)
+    try:
+        text = read_text(path)
+    except Unreadable:
+        return load_skill(name, source, path, origin)  # says why
+    if split_frontmatter(text)[0] is None:
+        return None
+    return skill_from_text(name, source, path, origin, text)
+
+
+def claude_builtin_skill(name, source, bare):
+    """Claude Code's built-in ``bare`` as a Skill: no file, held by Claude Code (or never preloaded)."""
+    skill = Skill(name, source, origin=CLAUDE_BUILTIN_ORIGIN)
+    if bare in CLAUDE_BUILTIN_UNPRELOADED:
+        skill.problem = ("a Claude Code built-in that Claude Code never preloads (a person runs it, as /%s) "
+                         "and whose text no hook can read" % bare)
+    else:
+        skill.held = CLAUDE_BUILTIN_HELD
+        if source == "rule":
+            skill.problem = "only Claude Code's own preload delivers it, not a rule (%s)" % CLAUDE_BUILTIN_HELD
+    return skill
+
+
+def claude_passed_over(skill):
+    """A candidate with a problem that Claude Code skips for the next one: turned off, or a built-in
+    it never preloads (an unreadable file is not passed over: it is refused, saying why)."""
+    return (skill.path is None and skill.held is None) or bool(skill.override and skill.override[1] == "off")
+
+
+def claude_skill_override(machine, skill, plugin=None):
     """Apply ``skillOverrides`` from the settings (facts/claude-code.md §5.1) to a resolved skill.
 
     Measured: ``"off"`` and ``"user-invocable-only"`` keep Claude Code from
     preloading it, ``"name-only"`` does not. ``"off"`` is someone's decision that
     the skill must not be used: briefing refuses it like a missing skill, in
-    either list, naming the setting and the file. Which name the key must be was
-    not measured for every kind of skill, so every name the skill goes by counts:
-    as declared, its folder, its frontmatter name, and ``plugin:`` each of those.
+    either list, naming the setting and the file. The key is the skill's own name:
+    its folder (a frontmatter name that differs does not count), a legacy
+    command's file name, a built-in's name. No key was found that turns a plugin's
+    skill off (``plugin:skill``, the bare name and the frontmatter name do not,
+    measured on 2.1.328): Claude Code preloads it whatever they say.
     """
     overrides = skill_overrides(machine)
-    if not overrides:
+    if not overrides or (skill.origin or "").startswith("plugin "):
         return
-    folder = os.path.basename(os.path.dirname(skill.path))
-    if not skill.path.endswith("SKILL.md"):
-        folder = os.path.basename(skill.path)[:-3]  # a legacy command NAME.md
-    names = [skill.name, bare, folder, meta_value(skill.meta.get("name"))]
-    owner = plugin or (skill.origin[len("plugin "):] if (skill.origin or "").startswith("plugin ") else None)
-    if owner:
-        names += ["%s:%s" % (owner, n) for n in names[1:]]
-    for key in names:
-        if key and key in overrides:
-            value, where = overrides[key]
-            skill.override = (key, value, where)
-            if value == "off":
-                skill.problem = 'turned off by skillOverrides "%s": "off" in %s' % (key, display_path(where))
-            return
+    if skill.path is None:
+        key = skill.name.rpartition(":")[2]
+    elif os.path.basename(skill.path) == "SKILL.md":
+        key = os.path.basename(os.path.dirname(skill.path))
+    else:
+        key = os.path.basename(skill.path)[:-3]  # a legacy command NAME.md
+    if key in overrides:
+        value, where = overrides[key]
+        skill.override = (key, value, where)
+        if value == "off":
+            skill.problem = 'turned off by skillOverrides "%s": "off" in %s' % (key, display_path(where))
 
 
 def claude_native_skip(machine, skill):
@@ -410,16 +655,24 @@ def claude_native_skip(machine, skill):
     it can be wrong:
     - ``--disable-slash-commands``: the harness's own command line
       (Machine.claude_process); unseen where there is no /proc.
+    - the skill's own (claude_skill_skip).
+    """
+    if claude_flag(machine, "--disable-slash-commands"):
+        return "claude runs with --disable-slash-commands, which preloads no skill"
+    return claude_skill_skip(machine, skill)
+
+
+def claude_skill_skip(machine, skill):
+    """Why Claude Code's preload passes over this resolved skill, from the skill and the settings alone.
+
     - ``disable-model-invocation``: the skill's own frontmatter.
     - ``skillOverrides`` ``user-invocable-only``: the settings files and
       ``--settings`` (claude_skill_override); managed settings are not read.
-    - a plugin skill with neither ``description:`` nor ``when_to_use:``.
+    - a plugin skill (or command) with neither ``description:`` nor ``when_to_use:``.
     - ``paths:``: Claude Code preloads a conditional skill only once the session
       has touched a matching file. A hook cannot know that reliably, so it
       always counts as skipped: a duplicate costs tokens, a hole breaks the promise.
     """
-    if claude_flag(machine, "--disable-slash-commands"):
-        return "claude runs with --disable-slash-commands, which preloads no skill"
     meta = skill.meta
     if yaml_true(meta.get("disable-model-invocation")):
         return "disable-model-invocation: true in %s" % display_path(skill.path)

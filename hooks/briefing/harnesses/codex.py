@@ -7,9 +7,10 @@ Its project (the session cwd up to the nearest .git), roles (config.toml
 import os
 
 from ..constants import PARTS
-from ..files import is_inside, plugin_root, read_json, read_tail, read_text, walk_files, warn
+from ..files import (is_file, is_inside, path_kind, plugin_root, read_json, read_tail, read_text,
+                     walk_files, warn)
 from . import HARNESSES, Harness
-from ..lookup import (find_in_tree, first_usable, key_line_mentions, plugin_candidates,
+from ..lookup import (find_in_tree, key_line_mentions, listed_paths, load_skill, skill_from_text,
                       winners_in_tree)
 from ..jsontext import json_lines_with
 from ..names import dedupe, split_plugin_name, valid_skill_name
@@ -17,7 +18,7 @@ from ..records import Agent, ParseError, Project, Skill, Unreadable
 from ..toml_subset import (has_briefing_table, parse_briefing_table, parse_codex_config,
                            parse_role_name, parse_skills_comment, parse_wildcard_comment)
 from ..text import escape_attr
-from ..yaml_subset import may_spell
+from ..yaml_subset import may_spell, meta_value, parse_skill_meta
 
 
 # Codex takes one context of any size with additionalContextLimit 0; this cap
@@ -195,18 +196,183 @@ def codex_plugin_roots(machine, plugin):
     return out
 
 
+# How deep below a skill folder Codex still finds a SKILL.md (measured on 0.169.0: a SKILL.md six
+# folders below a root is listed, seven is not).
+CODEX_SKILL_DEPTH = 6
+
+
 def resolve_codex_skill(machine, name, source):
+    """The SKILL.md Codex calls ``name``, as a Skill.
+
+    Measured on 0.169.0 (docs/codex.md, "How Codex names a skill"): Codex finds
+    every SKILL.md up to CODEX_SKILL_DEPTH folders below a root (hidden folders
+    skipped, links followed) and names it by its frontmatter ``name`` (its folder's
+    name without one), prefixed ``NS:`` when the nearest folder above it, on its
+    real path, holding a plugin manifest gives a namespace (codex_namespace:
+    ``~/.agents/skills/superpowers`` linked to a plugin's ``skills/`` lists
+    ``superpowers:brainstorming``). A plugin's skills are ``plugin:NAME`` by the
+    same frontmatter name, found in the folders its manifest lists (or
+    ``skills/``) and in ``.codex-plugin/migrated-command-skills/``, where Codex
+    turns its commands into skills at install. The folder named after the skill
+    is tried first, and is taken when its name agrees; the index of a whole root
+    is read only on a miss, once per payload.
+    """
     plugin, skill = split_plugin_name(name)
     if skill is None:
         return Skill(name, source, problem="not a valid skill name")
-    if plugin is None:
-        candidates = ((os.path.join(root, skill, "SKILL.md"), origin)
-                      for origin, root in machine.live("codex", (lambda: codex_skill_roots(machine))))
-        return first_usable(name, source, candidates)
-    candidates = (found for marketplace, root in codex_plugin_roots(machine, plugin)
-                  for found in plugin_candidates(machine, [root], skill, ".codex-plugin",
-                                                 "plugin %s@%s" % (plugin, marketplace)))
-    return first_usable(name, source, candidates)
+    unusable = None
+    for path, origin, expect, in_root in codex_skill_candidates(machine, name, plugin, skill):
+        kind = path_kind(path)
+        if kind != "file":
+            if unusable is None and kind and expect is not None:
+                unusable = Skill(name, source, path=path, origin=origin,
+                                 problem="SKILL.md at %s is not a regular file" % path)
+            continue
+        try:
+            text = read_text(path)
+        except Unreadable:
+            if expect is None or os.path.basename(os.path.dirname(path)) == expect:
+                return load_skill(name, source, path, origin)  # says why it cannot be used
+            continue
+        found = skill_from_text(name, source, path, origin, text)
+        if expect is not None:
+            own = codex_skill_name(found.meta, path)
+            if own != expect or (in_root and codex_namespace(machine, machine.real_path(os.path.dirname(path)))):
+                continue  # Codex calls it otherwise
+        return found
+    return unusable or Skill(name, source, problem="unknown skill")
+
+
+def codex_skill_candidates(machine, name, plugin, skill):
+    """(path, origin, expect, in_root): where Codex may call a skill ``name``, in order.
+
+    ``expect`` is the name a folder guess must have itself (None: an index entry,
+    already named ``name``); ``in_root``: it must not be under a namespace either.
+    ``plugin:skill`` is first the installed plugin's, then a namespaced skill of a
+    root (which comes first when both exist was not measured: Codex lists both).
+    """
+    roots = machine.live("codex", (lambda: codex_skill_roots(machine)))
+    if plugin is not None:
+        for marketplace, root in codex_plugin_roots(machine, plugin):
+            origin = "plugin %s@%s" % (plugin, marketplace)
+            dirs = codex_plugin_skill_dirs(machine, root)
+            for folder in dirs:
+                yield os.path.join(folder, skill, "SKILL.md"), origin, skill, False
+                yield os.path.join(folder, "SKILL.md"), origin, skill, False  # a listed skill folder
+            for folder in dirs:
+                for path in codex_skill_index(machine, folder, False).get(skill, ()):
+                    yield path, origin, None, False
+    else:
+        for origin, root in roots:
+            yield os.path.join(root, skill, "SKILL.md"), origin, skill, True
+    for origin, root in roots:
+        for path in codex_skill_index(machine, root, True).get(name, ()):
+            yield path, origin, None, True
+
+
+def codex_skill_name(meta, path):
+    """A SKILL.md's own name to Codex: its frontmatter ``name``, else its folder's name."""
+    return meta_value(meta.get("name")) or os.path.basename(os.path.dirname(path))
+
+
+def codex_skill_files(folder):
+    """Every SKILL.md Codex finds below ``folder``, in a stable order (hidden folders skipped,
+    links followed once, at most CODEX_SKILL_DEPTH folders down)."""
+    out, seen = [], set()
+
+    def walk(current, depth):
+        try:
+            entries = sorted((e for e in os.scandir(current) if not e.name.startswith(".")),
+                             key=lambda e: e.name)
+        except (OSError, ValueError):
+            return
+        for entry in entries:
+            if entry.name == "SKILL.md":
+                out.append(entry.path)
+        if depth >= CODEX_SKILL_DEPTH:
+            return
+        for entry in entries:
+            try:
+                if not entry.is_dir():
+                    continue
+            except OSError:
+                continue
+            real = os.path.realpath(entry.path)
+            if real not in seen:
+                seen.add(real)
+                walk(entry.path, depth + 1)
+
+    seen.add(os.path.realpath(folder))
+    walk(folder, 0)
+    return out
+
+
+def codex_skill_index(machine, folder, namespaced):
+    """{name Codex gives it: [SKILL.md paths]} for ``folder``, read once per payload.
+
+    ``namespaced``: a root's skills, whose names take the namespace above them; a
+    plugin's own folders are named by the plugin (its caller adds that)."""
+    def build():
+        index = {}
+        for path in codex_skill_files(folder):
+            if path_kind(path) != "file":
+                continue
+            try:
+                own = codex_skill_name(parse_skill_meta(read_text(path)), path)
+            except (Unreadable, ParseError):
+                continue
+            if namespaced:
+                space = codex_namespace(machine, machine.real_path(os.path.dirname(path)))
+                own = "%s:%s" % (space, own) if space else own
+            index.setdefault(own, []).append(path)
+        return index
+    return machine.memo(("codex skills", folder, namespaced), build)
+
+
+def codex_namespace(machine, folder):
+    """The namespace Codex puts before the names of the skills in ``folder`` (a real path), or None.
+
+    Measured on 0.169.0: the nearest folder, from the skill's own up to the
+    filesystem root, that holds ``.codex-plugin/plugin.json`` or (else)
+    ``.claude-plugin/plugin.json`` gives it: that manifest's ``name``, or the
+    folder's name without one. It is looked for above the project and above
+    $HOME alike, as Codex does. Each folder is asked once per payload.
+    """
+    def find():
+        for manifest in (".codex-plugin", ".claude-plugin"):
+            path = os.path.join(folder, manifest, "plugin.json")
+            if is_file(path):
+                data = read_json(path)
+                named = data.get("name") if isinstance(data, dict) else None
+                return named if isinstance(named, str) and named else os.path.basename(folder) or None
+        parent = os.path.dirname(folder)
+        return None if parent == folder else codex_namespace(machine, parent)
+    return machine.memo(("codex namespace", folder), find)
+
+
+def codex_plugin_skill_dirs(machine, root):
+    """The folders whose skills an installed Codex plugin exposes, read once per payload.
+
+    Measured on 0.169.0: the ``skills`` of ``.codex-plugin/plugin.json`` (or, without
+    that file, of ``.claude-plugin/plugin.json``) replace ``skills/``: a manifest
+    listing ``./skills/a`` exposes ``a`` alone, and a marketplace entry's list,
+    which Codex writes into the synthesized ``.codex-plugin/plugin.json`` of a
+    shared-root plugin, does the same. ``.codex-plugin/migrated-command-skills/``
+    holds its commands, turned into skills ``source-command-<name>`` at install
+    (those with a ``description:``). A path leaving the plugin is not read.
+    """
+    def build():
+        manifest = os.path.join(root, ".codex-plugin", "plugin.json")
+        if not is_file(manifest):
+            manifest = os.path.join(root, ".claude-plugin", "plugin.json")
+        data = read_json(manifest)
+        listed = data.get("skills") if isinstance(data, dict) else None
+        if isinstance(listed, (str, list)):
+            dirs = [folder for _, folder in listed_paths(root, listed)]
+        else:
+            dirs = [os.path.join(root, "skills")]
+        return dirs + [os.path.join(root, ".codex-plugin", "migrated-command-skills")]
+    return machine.memo(("codex plugin skill dirs", root), build)
 
 
 def all_codex_roles(machine, every=False):
