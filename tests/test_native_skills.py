@@ -303,7 +303,8 @@ def test_briefing_list_resolves_like_the_native_field(sandbox, harness_process, 
 
 
 def test_skill_folder_wins_over_a_frontmatter_name_and_a_command(sandbox):
-    """Resolution order: a folder called NAME in any root, then a frontmatter name, then a command."""
+    """Resolution order: a folder called NAME in any root, then a command, then a frontmatter name
+    (measured on 2.1.328, issue 32: a project command y.md beats a project skill named y)."""
     sb = sandbox({
         PS % "other": sk("x", "BY FRONTMATTER NAME\n", description=PLAIN),
         US % "x": sk("x", "BY FOLDER, USER ROOT\n", description=PLAIN),
@@ -314,7 +315,7 @@ def test_skill_folder_wins_over_a_frontmatter_name_and_a_command(sandbox):
         PA % "a": agent_md("a", ["x", "y", "z"]),
     })
     assert delivered(brief(sb, "a")).skills == {
-        "x": "BY FOLDER, USER ROOT\n", "y": "Y BY FRONTMATTER NAME\n", "z": "Z BY COMMAND\n"}
+        "x": "BY FOLDER, USER ROOT\n", "y": "Y BY COMMAND\n", "z": "Z BY COMMAND\n"}
 
 
 # --------------------------------------------------------------------------------------------

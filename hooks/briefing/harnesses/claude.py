@@ -466,10 +466,13 @@ def claude_skill_candidates(machine, plugin, skill):
     that name; ``bare`` marks a plugin command found by a bare name, which counts
     only when it has frontmatter. Measured on 2.1.328 (docs/claude-code.md, "How a
     name resolves"): a bare name goes to the project folders (nearest first) and
-    the user's ``~/.claude`` first (a skill folder, then a frontmatter name, then a
-    legacy command ``commands/NAME.md``), then to the built-ins, then to plugins in
-    enabledPlugins order (a skill folder, a frontmatter name, then
-    ``commands/NAME.md`` with frontmatter, then a command's frontmatter name).
+    the user's ``~/.claude`` first (a skill folder, then a legacy command
+    ``commands/NAME.md``), then to the built-ins, then to plugins in enabledPlugins
+    order (a skill folder), then to a frontmatter name (the project's and the
+    user's, then the plugins'), then to a plugin's ``commands/NAME.md`` with
+    frontmatter, then to a command's frontmatter name. One measured precedence is
+    not kept, for cost: in Claude Code a project or user skill whose frontmatter
+    name is NAME comes before a plugin's folder NAME.
     ``plugin:NAME`` names that plugin's ``commands/NAME.md`` (frontmatter or not)
     before its skill folder. The files found later are read only when the
     earlier ones are not there or Claude Code passes them over.
@@ -488,9 +491,6 @@ def claude_skill_candidates(machine, plugin, skill):
     roots = machine.live("claude", (lambda: claude_skill_roots(machine)))
     for origin, root in roots:
         yield os.path.join(root, skill, "SKILL.md"), origin, False
-    for origin, root in roots:
-        for path in skills_named(machine, root, skill):
-            yield path, origin, False
     for origin, root in machine.live("claude commands", (lambda: claude_command_roots(machine))):
         yield os.path.join(root, skill + ".md"), origin, False
     if skill in CLAUDE_BUILTIN_SKILLS or skill in CLAUDE_BUILTIN_UNPRELOADED:
@@ -502,6 +502,12 @@ def claude_skill_candidates(machine, plugin, skill):
                 yield os.path.join(folder, skill, "SKILL.md"), "plugin %s" % manifest_name, False
             elif os.path.basename(folder) == skill:
                 yield os.path.join(folder, "SKILL.md"), "plugin %s" % manifest_name, False
+    # Claude Code gives a project's or the user's frontmatter name precedence over a plugin's
+    # skill folder too (measured); looking for one means reading every skill of those roots, so
+    # it is done only when no folder, command or built-in has the name (docs/claude-code.md).
+    for origin, root in roots:
+        for path in skills_named(machine, root, skill):
+            yield path, origin, False
     for manifest_name, root in plugins:
         for found in claude_plugin_skills(machine, root, skill, "plugin %s" % manifest_name, by_folder=False):
             yield found
