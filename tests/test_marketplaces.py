@@ -475,3 +475,17 @@ def test_codex_hit_reads_no_index(sandbox, monkeypatch):
     skill = hook.resolve_codex_skill(machine, "s07", "briefing")
     assert not skill.problem and skill.body == "B\n"
     assert [p for p in reads if p.endswith("SKILL.md")] == [str(sb.project / ".agents/skills/s07/SKILL.md")]
+
+
+def test_the_doctor_says_which_candidate_claude_code_passes_over_and_why(sandbox):
+    """A conditional project skill counts as skipped (a hook cannot see whether the session
+    activated it): Claude Code then takes the plugin's, and the doctor names the one passed over."""
+    sb = sandbox({})
+    sb.write(fall_through(sb.root))
+    sb.write({PS % "c9": sk("c9", "C9 PROJECT\n", paths="src/**"),
+              "mkts/fm/plugins/qa/skills/c9/SKILL.md": sk("c9", "C9 PLUGIN\n"),
+              PA % "a": agent_md("a", None, ["c9"])})
+    nothing(brief(sb, "a"))
+    (skill,) = doctor_row(sb, "claude")["skills"]
+    assert "plugins/qa/skills/c9" in skill["path"], skill
+    assert "Claude Code passes over" in skill["verdict"] and "conditional skill (paths:)" in skill["verdict"], skill

@@ -75,7 +75,7 @@ class Skill(object):
     """
 
     __slots__ = ("name", "source", "path", "body", "size", "problem", "origin", "rule", "meta",
-                 "override", "skip", "held")
+                 "override", "skip", "held", "passed")
 
     def __init__(self, name, source, path=None, body=None, size=None, problem=None, origin=None,
                  meta=None):
@@ -93,6 +93,9 @@ class Skill(object):
         # A skill only the harness itself holds (no file: ``path`` is None, e.g. Claude Code's
         # built-ins): why no hook can deliver it, in words. Only the harness's preload can.
         self.held = None
+        # Candidates for the same name that the harness passes over before this one: [(where, why)]
+        # (the doctor says so: the choice may rest on what a hook cannot see, e.g. paths:).
+        self.passed = []
 
     @property
     def dir(self):

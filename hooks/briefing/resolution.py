@@ -231,6 +231,15 @@ class Briefing(object):
 
     def verdict_of(self, skill):
         """Who delivers one declared skill at a subagent spawn, in the doctor's words."""
+        verdict = self._verdict_of(skill)
+        if skill.passed and not skill.problem:
+            # The harness's choice of file: the first it passes over, and why (perhaps a
+            # condition only the session knows, such as a paths: skill not yet active).
+            where, why = skill.passed[0]
+            verdict += "; %s passes over %s for it: %s" % (self.harness.label, where, why)
+        return verdict
+
+    def _verdict_of(self, skill):
         if skill.problem and self.unrendered(skill):
             return "refused: cannot be delivered as %s delivers it: %s" % (self.harness.label, skill.problem)
         if skill.problem:

@@ -566,6 +566,7 @@ def resolve_claude_skill(machine, name, source):
     if skill is None:
         return Skill(name, source, problem="not a valid skill name")
     first = unusable = None
+    passed = []
     for path, origin, bare in claude_skill_candidates(machine, plugin, skill):
         if path is None:
             found = claude_builtin_skill(name, source, skill)
@@ -583,10 +584,13 @@ def resolve_claude_skill(machine, name, source):
             claude_skill_override(machine, found, plugin)
         if found.problem and not claude_passed_over(found):
             return found
-        if not found.problem and claude_skill_skip(machine, found) is None:
+        why = found.problem or claude_skill_skip(machine, found)
+        if why is None:
             if first is None or not claude_flag(machine, "--disable-slash-commands"):
+                found.passed = passed
                 return found  # the first one Claude Code's preload takes
             return first  # with --disable-slash-commands it takes none: the first candidate
+        passed.append((display_path(found.path) if found.path else found.origin, why))
         if first is None:
             first = found
     return first or unusable or Skill(name, source, problem="unknown skill")
