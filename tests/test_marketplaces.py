@@ -489,3 +489,18 @@ def test_the_doctor_says_which_candidate_claude_code_passes_over_and_why(sandbox
     (skill,) = doctor_row(sb, "claude")["skills"]
     assert "plugins/qa/skills/c9" in skill["path"], skill
     assert "Claude Code passes over" in skill["verdict"] and "conditional skill (paths:)" in skill["verdict"], skill
+
+
+def test_the_doctor_says_what_a_name_that_misses_is_called_instead(sandbox):
+    sb = sandbox({"project/.codex-plugin/plugin.json": manifest("proj"),
+                  "project/.codex/skills/pc/SKILL.md": skill_md("pc", "PC\n"),
+                  "project/.agents/skills/folderx/SKILL.md": skill_md("root-named", "R\n"),
+                  "project/.codex/agents/r.toml": role_toml("r", ["pc"])})
+    (problem,) = doctor_row(sb, "codex", "r")["problems"]
+    assert "Codex calls it proj:pc" in problem, problem
+    sb = sandbox({})
+    sb.write(commands(sb.root))
+    sb.write({PA % "a": agent_md("a", None, ["nofm"])})
+    row = doctor_row(sb, "claude")
+    assert "a plugin command without frontmatter is a skill only as cmds:nofm" in row["problems"][0], row
+    assert "cmds:nofm" in row["skills"][0]["verdict"], row

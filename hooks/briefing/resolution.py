@@ -237,6 +237,8 @@ class Briefing(object):
             # condition only the session knows, such as a paths: skill not yet active).
             where, why = skill.passed[0]
             verdict += "; %s passes over %s for it: %s" % (self.harness.label, where, why)
+        elif skill.passed and skill.problem == "unknown skill":
+            verdict += " (%s: %s)" % skill.passed[0]  # a file with that name, but not to the harness
         return verdict
 
     def _verdict_of(self, skill):

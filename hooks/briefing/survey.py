@@ -110,8 +110,9 @@ def rule_report(machine, harnesses):
 def skill_fix(harness, skill, where):
     """What to do about a skill that cannot be delivered, declared in ``where``."""
     if skill.problem == "unknown skill":
-        return "install it where %s looks (%s) or remove it from %s" % (
-            harness.label, skill_places(harness, skill.name), where)
+        near = " (%s: %s)" % skill.passed[0] if skill.passed else ""  # named so, but not to the harness
+        return "install it where %s looks (%s) or remove it from %s%s" % (
+            harness.label, skill_places(harness, skill.name), where, near)
     if skill.problem == "not a valid skill name":
         return "a skill name is one folder name, optionally plugin:skill; fix it in %s" % where
     if is_off(skill):

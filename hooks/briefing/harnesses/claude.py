@@ -578,8 +578,10 @@ def resolve_claude_skill(machine, name, source):
                                      problem="SKILL.md at %s is not a regular file" % path)
                 continue
             found = claude_load_skill(name, source, path, origin, bare)
-            if found is None:
-                continue  # a plugin command without frontmatter: no skill by its bare name
+            if found is None:  # a plugin command without frontmatter: no skill by its bare name
+                passed.append((display_path(path), "a plugin command without frontmatter is a skill only "
+                               "as %s:%s" % (origin[len("plugin "):], skill)))
+                continue
         if not found.problem:
             claude_skill_override(machine, found, plugin)
         if found.problem and not claude_passed_over(found):
@@ -593,7 +595,11 @@ def resolve_claude_skill(machine, name, source):
         passed.append((display_path(found.path) if found.path else found.origin, why))
         if first is None:
             first = found
-    return first or unusable or Skill(name, source, problem="unknown skill")
+    if first or unusable:
+        return first or unusable
+    missing = Skill(name, source, problem="unknown skill")
+    missing.passed = passed  # what has the name but is no skill by it, for the doctor
+    return missing
 
 
 def claude_load_skill(name, source, path, origin, bare):

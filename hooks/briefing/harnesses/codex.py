@@ -7,7 +7,7 @@ Its project (the session cwd up to the nearest .git), roles (config.toml
 import os
 
 from ..constants import PARTS
-from ..files import (is_file, is_inside, path_kind, plugin_root, read_json, read_tail, read_text,
+from ..files import (display_path, is_file, is_inside, path_kind, plugin_root, read_json, read_tail, read_text,
                      walk_files, warn)
 from . import HARNESSES, Harness
 from ..lookup import (find_in_tree, key_line_mentions, listed_paths, load_skill, skill_from_text,
@@ -220,7 +220,7 @@ def resolve_codex_skill(machine, name, source):
     plugin, skill = split_plugin_name(name)
     if skill is None:
         return Skill(name, source, problem="not a valid skill name")
-    unusable = None
+    unusable, near = None, []
     for path, origin, expect, in_root in codex_skill_candidates(machine, name, plugin, skill):
         kind = path_kind(path)
         if kind != "file":
@@ -237,10 +237,16 @@ def resolve_codex_skill(machine, name, source):
         found = skill_from_text(name, source, path, origin, text)
         if expect is not None:
             own = codex_skill_name(found.meta, path)
-            if own != expect or (in_root and codex_namespace(machine, machine.real_path(os.path.dirname(path)))):
-                continue  # Codex calls it otherwise
+            space = in_root and codex_namespace(machine, machine.real_path(os.path.dirname(path)))
+            if own != expect or space:
+                # Codex calls it otherwise: the doctor says how, for a name that then misses.
+                called = "%s:%s" % (space, own) if space else (plugin + ":" + own if plugin else own)
+                near.append((display_path(path), "Codex calls it %s" % called))
+                continue
         return found
-    return unusable or Skill(name, source, problem="unknown skill")
+    missing = Skill(name, source, problem="unknown skill")
+    missing.passed = near
+    return unusable or missing
 
 
 def codex_skill_candidates(machine, name, plugin, skill):
