@@ -317,8 +317,8 @@ def claude_entry_dirs(root, entry):
     if not shared:
         return [(skills, False)] + extra
     if not valid:
-        left = len(paths) < len([p for p in ([listed] if isinstance(listed, str) else listed)
-                                 if isinstance(p, str) and p.strip()])
+        named = [listed] if isinstance(listed, str) else listed if isinstance(listed, list) else []
+        left = len(paths) < len([p for p in named if isinstance(p, str) and p.strip()])
         return [] if left else None
     keep = any(norm in (".", "skills") for norm, _ in valid)
     return ([(skills, False)] if keep else []) + extra
