@@ -202,10 +202,11 @@ def test_nested_agent_and_namespaced_plugin_skill(machine, tmp_path):
     subs = server.subagent_requests()
     assert subs, "the nested agent was not spawned"
     rebuilt = assert_briefing(subagent_parts(subs[0]), "deep-reviewer", [alpha, tool], part_limit=CLAUDE_OUTPUT_LIMIT)
-    installed = json.loads((claude.home / ".claude" / "plugins" / "installed_plugins.json").read_text())
-    install_path = Path(installed["plugins"]["helper@helper-mkt"][0]["installPath"])
+    # A marketplace added from a local folder is read live, from that folder, not from the
+    # installPath copy (issue 32, measured): the skill is framed with the source's folder.
     tool_dir = [d for n, d in rebuilt.dirs.items() if n.endswith("tool-skill")][0]
-    assert Path(tool_dir).resolve() == (install_path / "skills" / "tool-skill").resolve()
+    assert Path(tool_dir).resolve() == (claude.root / "helper-mkt" / "plugins" / "helper" / "skills" /
+                                        "tool-skill").resolve()
     assert BRIEFED in final_report(server)
 
 
