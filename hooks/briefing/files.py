@@ -43,11 +43,15 @@ def pseudo_filesystem(device):
     return _pseudo_devices.get(device)
 
 
-def read_text(path, cap=MAX_FILE_BYTES):
-    """Read a regular file as UTF-8 (BOM allowed), at most ``cap`` bytes.
+ABSENT = ("No such file or directory", "Not a directory")  # an Unreadable that is only not there
+
+
+def open_regular(path):
+    """(fd, fstat) of ``path`` opened for reading, if it is a regular file anyone wrote.
 
     FIFOs, devices and directories are refused without blocking: the file is
-    opened non-blocking and checked with fstat before any read.
+    opened non-blocking and checked with fstat before any read; so is a file on a
+    pseudo-filesystem. Raises Unreadable; the caller closes the fd.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -62,6 +66,19 @@ def read_text(path, cap=MAX_FILE_BYTES):
         pseudo = pseudo_filesystem(info.st_dev)
         if pseudo:
             raise Unreadable("a file on a pseudo-filesystem (%s), not a file anyone wrote" % pseudo)
+    except OSError as exc:
+        os.close(fd)
+        raise Unreadable(exc.strerror or str(exc))
+    except Unreadable:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_text(path, cap=MAX_FILE_BYTES):
+    """Read a regular file (``open_regular``) as UTF-8 (BOM allowed), at most ``cap`` bytes."""
+    fd, info = open_regular(path)
+    try:
         if info.st_size > cap:
             raise Unreadable("%d bytes, over the %d-byte limit" % (info.st_size, cap), info.st_size)
         chunks, total = [], 0
@@ -91,25 +108,20 @@ def read_text(path, cap=MAX_FILE_BYTES):
 
 
 def read_tail(path, size):
-    """The last ``size`` bytes of a regular file, as bytes, and the offset they start at.
+    """The last ``size`` bytes of a harness's own record file, or None when it cannot be read.
 
-    For a harness's own records (a Codex rollout, Copilot CLI's events.jsonl), which
-    grow without bound: refused like ``read_text`` refuses (FIFOs, devices, folders,
-    pseudo-filesystems), opened non-blocking, and read with one ``pread`` at the end,
-    so the cost does not grow with the file. Raises Unreadable.
+    For a Codex rollout or Copilot CLI's events.jsonl, which grow without bound: a
+    regular file (``open_regular``), read with one ``pread`` at its end, so the cost
+    does not grow with the file. A file that is not there is None quietly; any other
+    trouble is None with a diagnostic.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise Unreadable(exc.strerror or str(exc))
-    except (ValueError, TypeError):
-        raise Unreadable("not a usable path")
+        fd, info = open_regular(path)
+    except Unreadable as exc:
+        if exc.reason not in ABSENT:
+            warn("%s: %s" % (path, exc.reason))
+        return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Unreadable("not a regular file")
-        if pseudo_filesystem(info.st_dev):
-            raise Unreadable("a file on a pseudo-filesystem, not a file anyone wrote")
         start = max(0, info.st_size - size)
         chunks, at = [], start
         while at < info.st_size:
@@ -119,10 +131,11 @@ def read_tail(path, size):
             chunks.append(chunk)
             at += len(chunk)
     except OSError as exc:
-        raise Unreadable(exc.strerror or str(exc))
+        warn("%s: %s" % (path, exc.strerror or exc))
+        return None
     finally:
         os.close(fd)
-    return b"".join(chunks), start
+    return b"".join(chunks)
 
 
 def read_json(path):
@@ -130,7 +143,7 @@ def read_json(path):
     try:
         text = read_text(path)
     except Unreadable as exc:
-        if exc.reason not in ("No such file or directory", "Not a directory"):
+        if exc.reason not in ABSENT:
             warn("%s: %s" % (path, exc.reason))
         return None
     try:

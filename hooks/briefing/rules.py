@@ -7,7 +7,7 @@ a nearer rule overrides a farther one with the same pattern and harnesses.
 import os
 
 from .constants import SHOWN_NAME
-from .files import display_path, read_text, shown_path
+from .files import ABSENT, display_path, read_text, shown_path
 from .jsontext import parse_json
 from .names import dedupe, glob_match, is_glob, split_plugin_name
 from .records import ParseError, Unreadable
@@ -145,7 +145,7 @@ def read_rules(files):
         try:
             text = read_text(path)
         except Unreadable as exc:
-            if exc.reason not in ("No such file or directory", "Not a directory"):
+            if exc.reason not in ABSENT:
                 errors.append((path, exc.reason))
             continue
         try:

@@ -7,17 +7,17 @@ Its project (the session cwd up to the nearest .git), roles (config.toml
 import os
 
 from ..constants import PARTS
-from ..files import (display_path, is_file, is_inside, path_kind, plugin_root, read_json, read_tail, read_text,
-                     walk_files, warn)
+from ..files import (ABSENT, display_path, is_file, is_inside, path_kind, plugin_root, read_json,
+                     read_tail, read_text, walk_files, warn)
 from . import HARNESSES, Harness
+from ..jsontext import json_lines_with
 from ..lookup import (find_in_tree, key_line_mentions, listed_paths, load_skill, skill_from_text,
                       winners_in_tree)
-from ..jsontext import json_lines_with
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Project, Skill, Unreadable
+from ..text import escape_attr
 from ..toml_subset import (has_briefing_table, parse_briefing_table, parse_codex_config,
                            parse_role_name, parse_skills_comment, parse_wildcard_comment)
-from ..text import escape_attr
 from ..yaml_subset import may_spell, meta_value, parse_skill_meta
 
 
@@ -84,7 +84,7 @@ def codex_config(machine, layer):
         try:
             tables = parse_codex_config(read_text(path))
         except Unreadable as exc:
-            if exc.reason not in ("No such file or directory", "Not a directory"):
+            if exc.reason not in ABSENT:
                 warn("%s: %s" % (path, exc.reason))
         except ParseError as exc:
             warn("%s: %s" % (path, exc))
@@ -590,10 +590,8 @@ def codex_compacted(machine, payload, name):
     path = codex_rollout(machine, payload)
     if path is None:
         return False
-    try:
-        tail, _ = read_tail(path, CODEX_TAIL)
-    except Unreadable as exc:
-        warn("%s: %s" % (path, exc.reason))
+    tail = read_tail(path, CODEX_TAIL)
+    if tail is None:
         return False
     at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)
     if at < 0:

@@ -7,8 +7,8 @@ frontmatter name, at any depth), its native preload, and its hooks-file check.
 import os
 
 from ..constants import PARTS
-from ..files import (is_dir, is_file, is_inside, path_kind, read_json, read_tail, read_text,
-                     read_text_or_empty, top_level_files, warn)
+from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, read_tail,
+                     read_text, read_text_or_empty, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with, parse_json
 from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_name, load_md_agent
@@ -75,7 +75,7 @@ def copilot_plugins(machine):
     try:
         data = parse_json(strip_comment_lines(read_text(path)))
     except Unreadable as exc:
-        if exc.reason not in ("No such file or directory", "Not a directory"):
+        if exc.reason not in ABSENT:
             warn("%s: %s" % (path, exc.reason))
     except ValueError as exc:
         warn("%s: invalid JSON (%s)" % (path, exc))
@@ -449,11 +449,8 @@ def copilot_compacted(machine, payload, name):
     path = copilot_events(machine, payload)
     if path is None:
         return False
-    try:
-        tail, _ = read_tail(path, COPILOT_TAIL)
-    except Unreadable as exc:
-        if exc.reason not in ("No such file or directory", "Not a directory"):
-            warn("%s: %s" % (path, exc.reason))
+    tail = read_tail(path, COPILOT_TAIL)
+    if tail is None:
         return False
     agent_id = payload.get("agent_id") or None
 
