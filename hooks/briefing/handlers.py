@@ -19,7 +19,7 @@ from .harnesses import HARNESSES
 from .jsontext import dump_json
 from .machine import Machine
 from .rendering import render_abort
-from .resolution import build_briefing, not_briefed_message, resolve
+from .resolution import not_briefed_message, resolve
 from .text import for_people, shown_name
 
 
@@ -87,12 +87,12 @@ def machine_for(payload):
     return Machine(cwd, transcript=payload.get("transcript_path"), session=session)
 
 
-def briefing_for_spawn(payload, machine, session=False):
-    """The Briefing for the agent a payload names, in the harness that sent it."""
+def briefing_for_spawn(payload, machine, harness, session=False):
+    """The Briefing for the agent a payload names, in ``harness``, the one that sent it
+    (``payload_harness``); None when that is inconclusive."""
     agent_type = payload.get("agent_type")
     if not isinstance(agent_type, str) or not agent_type:
         return None
-    harness = payload_harness(payload, machine)
     if harness is not None:
         return resolve(harness, machine, agent_type, session)
     # Inconclusive: the harness that has an agent of that name sent it.
@@ -236,15 +236,13 @@ def legacy_notice(agent):
 
 def handle_subagent_start(payload, part):
     machine = machine_for(payload)
-    if part != 1:
-        harness = payload_harness(payload, machine)
-        if harness is not None and harness.part_budget is None:
-            return None  # as deliver() decides, but before paying for the lookup
-    briefing = briefing_for_spawn(payload, machine)
+    harness = payload_harness(payload, machine)
+    if part != 1 and harness is not None and harness.part_budget is None:
+        return None  # as deliver() decides, but before paying for the lookup
+    briefing = briefing_for_spawn(payload, machine, harness)
     out = deliver(briefing, part, "SubagentStart")
     if part == 1:
-        out = with_notice(out, rules_notice(machine, briefing.harness if briefing else
-                                            payload_harness(payload, machine)))
+        out = with_notice(out, rules_notice(machine, briefing.harness if briefing else harness))
     return out
 
 
@@ -273,12 +271,12 @@ def handle_session_start(payload, part):
     agent_type = payload.get("agent_type")
     out = None
     machine = machine_for(payload)
+    harness = payload_harness(payload, machine)
     if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
         # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
-        out = deliver(briefing_for_spawn(payload, machine, session=True), part, "SessionStart",
+        out = deliver(briefing_for_spawn(payload, machine, harness, session=True), part, "SessionStart",
                       again=source == "compact")
     elif part == 1 and source in ("startup", "resume", "new"):
-        harness = payload_harness(payload, machine)
         name = harness.session_agent(machine, payload) if harness and harness.session_agent else None
         if name:
             # `copilot --agent NAME`: Copilot preloads the agent's own skills: field, briefing the rest.
@@ -286,7 +284,7 @@ def handle_session_start(payload, part):
     # Copilot CLI says "new" where Claude Code and Codex say "startup" (copilot-cli.md fact 13).
     if part == 1 and source in ("startup", "resume", "new"):
         from .survey import preflight  # the whole survey, at session start only
-        report = preflight(machine, payload_harness(payload, machine))
+        report = preflight(machine, harness)
         if report:
             out = out or {}
             out["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), report]))
@@ -319,13 +317,12 @@ def handle_after_compaction(payload, part):
         name = harness.session_agent(machine, payload) if harness.session_agent else None
     if not isinstance(name, str) or not name or not harness.compacted(machine, payload, name):
         return None
-    briefing = resolve(harness, machine, name)
-    if agent_id and briefing is not None and harness.preloads_native and not briefing.session:
-        # A subagent's compaction dropped the skills the harness preloaded for it too (Copilot
-        # CLI's <skill-context>): every declared skill comes again. A `--agent` session keeps
-        # them in its system prompt (measured), so it gets what it got at sessionStart.
-        briefing = build_briefing(briefing.agent, machine, True, briefing.rules)
-    return deliver(briefing, part, payload_event(payload), again=True)
+    # A subagent's compaction dropped the skills the harness preloaded for it too (Copilot
+    # CLI's <skill-context>): every declared skill comes again. A `--agent` session keeps
+    # them in its system prompt (measured), so it gets what it got at sessionStart.
+    everything = bool(agent_id) and harness.preloads_native
+    return deliver(resolve(harness, machine, name, everything=everything), part, payload_event(payload),
+                   again=True)
 
 
 DISPATCH = {

@@ -343,9 +343,12 @@ def is_off(skill):
     return bool(skill.problem and skill.override and skill.override[1] == "off")
 
 
-def resolve(harness, machine, agent_type, session=False, agent=None):
+def resolve(harness, machine, agent_type, session=False, agent=None, everything=False):
     """The Briefing of ``agent_type`` in ``harness``, or None when nothing briefs that agent.
 
+    ``session``: an agent session (``claude --agent``), where the harness offers them;
+    ``everything``: deliver every declared skill, native ones included, as in a session
+    (a subagent after a compaction that dropped what the harness preloaded).
     ``agent`` is the already found file, so that a caller that looked it up
     does not pay for the lookup twice. An agent without a file (a built-in, or
     one the harness defines elsewhere) is briefed by the rules that match it.
@@ -361,7 +364,7 @@ def resolve(harness, machine, agent_type, session=False, agent=None):
     rules = matching_rules(machine, harness, agent)
     if not agent.declares and not rules:
         return None
-    return build_briefing(agent, machine, session and harness.session_agents, rules)
+    return build_briefing(agent, machine, (session and harness.session_agents) or everything, rules)
 
 
 def claude_briefing(agent_type, cwd, home, env=None):
