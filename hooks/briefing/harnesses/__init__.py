@@ -37,11 +37,16 @@ class Record(object):
                   transcript_root=lambda machine: None, transcript_mark=None, unnamed_event=None)
 
     def __init__(self, key, label, spawn_tools, **fields):
-        unknown = set(fields) - set(self.FIELDS)
+        self.key, self.label, self.spawn_tools = key, label, spawn_tools
+        self._fill(self.FIELDS, fields)
+
+    def _fill(self, defaults, fields):
+        """Every field of ``defaults``, as given in ``fields`` or by default; no other."""
+        unknown = set(fields) - set(defaults)
         if unknown:
-            raise TypeError("%s: unknown field(s) %s" % (key, ", ".join(sorted(unknown))))
-        self.__dict__.update(self.FIELDS)
-        self.__dict__.update(fields, key=key, label=label, spawn_tools=spawn_tools)
+            raise TypeError("%s: unknown field(s) %s" % (self.key, ", ".join(sorted(unknown))))
+        self.__dict__.update(defaults)
+        self.__dict__.update(fields)
 
 
 class Harness(Record):
@@ -94,13 +99,10 @@ class Harness(Record):
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):
-        unknown = set(fields) - set(self.FIELDS)
-        if unknown:
-            raise TypeError("%s: unknown field(s) %s" % (record.key, ", ".join(sorted(unknown))))
         self.__dict__.update(record.__dict__)
-        self.__dict__.update(self.FIELDS)
-        self.__dict__.update(fields, find_project=find_project, find_agent=find_agent,
-                             all_agents=all_agents, resolve_skill=resolve_skill, skill_places=skill_places)
+        self.find_project, self.find_agent, self.all_agents = find_project, find_agent, all_agents
+        self.resolve_skill, self.skill_places = resolve_skill, skill_places
+        self._fill(self.FIELDS, fields)
         self.builtin_agents = frozenset(self.builtin_agents)
 
     def capacity(self, agent_name, skills):
