@@ -133,6 +133,18 @@ class HookView:
         """The modules in which ``name`` is bound: where a test must patch it."""
         return [m for m in self._modules if name in vars(m)]
 
+    def count_reads(self, monkeypatch):
+        """The list of paths every ``read_text`` call reads from now on, in order (for cost tests)."""
+        reads, real = [], self.read_text
+
+        def counting(path, *args, **kwargs):
+            reads.append(path)
+            return real(path, *args, **kwargs)
+
+        for module in self.modules_using("read_text"):
+            monkeypatch.setattr(module, "read_text", counting)
+        return reads
+
 
 def load_hook(module_name=None):
     """The hook's package as one namespace, for in-process tests; no bytecode is written."""

@@ -337,15 +337,7 @@ def test_a_miss_reads_each_plugin_command_once(sandbox, monkeypatch):
     sb.write(commands(sb.root))
     names = ["gone-%03d" % i for i in range(40)]
     sb.write({PA % "many": agent_md("many", names)})
-    reads = []
-    real = hook.read_text
-
-    def counting(path, *args, **kwargs):
-        reads.append(path)
-        return real(path, *args, **kwargs)
-
-    for module in hook.modules_using("read_text"):
-        monkeypatch.setattr(module, "read_text", counting)
+    reads = hook.count_reads(monkeypatch)
     briefing = hook.claude_briefing("many", str(sb.project), str(sb.home))
     assert {s.name for s in briefing.missing} == set(names)
     command_reads = [p for p in reads if "/commands/" in p]
@@ -462,15 +454,7 @@ def test_codex_hit_reads_no_index(sandbox, monkeypatch):
     hook = load_hook()
     files = {"project/.agents/skills/s%02d/SKILL.md" % i: skill_md("s%02d" % i, "B\n") for i in range(30)}
     sb = sandbox(files)
-    reads = []
-    real = hook.read_text
-
-    def counting(path, *args, **kwargs):
-        reads.append(path)
-        return real(path, *args, **kwargs)
-
-    for module in hook.modules_using("read_text"):
-        monkeypatch.setattr(module, "read_text", counting)
+    reads = hook.count_reads(monkeypatch)
     machine = hook.Machine(str(sb.project), {"HOME": str(sb.home)})
     skill = hook.resolve_codex_skill(machine, "s07", "briefing")
     assert not skill.problem and skill.body == "B\n"

@@ -20,15 +20,7 @@ def test_each_skill_file_is_read_once_however_many_names_miss(sandbox, monkeypat
     declared = ["named-%04d" % i for i in range(0, folders, 7)] + ["gone-%04d" % i for i in range(names)]
     files["project/.claude/agents/many.md"] = agent_md("many", skills=declared)
     sb.write(files)
-    reads = []
-    real = hook.read_text
-
-    def counting(path, *args, **kwargs):
-        reads.append(path)
-        return real(path, *args, **kwargs)
-
-    for module in hook.modules_using("read_text"):
-        monkeypatch.setattr(module, "read_text", counting)
+    reads = hook.count_reads(monkeypatch)
     briefing = hook.claude_briefing("many", str(sb.root / "project"), str(sb.root / "home"))
     skill_reads = [p for p in reads if os.path.basename(p) == "SKILL.md"]
     # every folder read once for the index, and each skill found by name read once more to load it

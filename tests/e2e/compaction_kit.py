@@ -15,11 +15,22 @@ BIG = object()  # placeholder: each fake knows which usage compacts under its CL
 
 
 class _Usage:
-    default_big = None
+    """Mixed in before a fake server: its replies report the usage the script set.
 
-    def _usage(self, request):
+    ``reported``: (what the reply says, what it says instead for a usage N, what N is offset by)."""
+
+    default_big = None
+    reported = ((b'"input_tokens": 10', b'"input_tokens": %d', 0),)
+
+    def respond(self, request):
+        out = super().respond(request)
         usage = getattr(request, "usage", None)
-        return self.default_big if usage is BIG else usage
+        usage = self.default_big if usage is BIG else usage
+        if not usage:
+            return out
+        for old, new, offset in self.reported:
+            out = out.replace(old, new % (usage + offset), 1)
+        return out
 
 
 class UsageAnthropic(_Usage, FakeAnthropic):
@@ -27,35 +38,18 @@ class UsageAnthropic(_Usage, FakeAnthropic):
 
     default_big = 970000
 
-    def respond(self, request):
-        out = FakeAnthropic.respond(self, request)
-        usage = self._usage(request)
-        return out.replace(b'"input_tokens": 10', b'"input_tokens": %d' % usage, 1) if usage else out
-
 
 class UsageCopilot(_Usage, FakeCopilotModel):
     """Copilot CLI: with a 64,000-token prompt limit, 150,000 reported tokens compact (in the background)."""
 
     default_big = 150000
 
-    def respond(self, request):
-        out = FakeCopilotModel.respond(self, request)
-        usage = self._usage(request)
-        return out.replace(b'"input_tokens": 10', b'"input_tokens": %d' % usage, 1) if usage else out
-
 
 class UsageOpenAI(_Usage, FakeOpenAI):
     """Codex: with model_auto_compact_token_limit = 100000, 200,000 input tokens compact mid-turn."""
 
     default_big = 200000
-
-    def respond(self, request):
-        out = FakeOpenAI.respond(self, request)
-        usage = self._usage(request)
-        if not usage:
-            return out
-        return out.replace(b'"input_tokens": 10,', b'"input_tokens": %d,' % usage, 1).replace(
-            b'"total_tokens": 15', b'"total_tokens": %d' % (usage + 5), 1)
+    reported = ((b'"input_tokens": 10,', b'"input_tokens": %d,', 0), (b'"total_tokens": 15', b'"total_tokens": %d', 5))
 
 
 class Counter:

@@ -40,3 +40,28 @@ def clis():
             pytest.fail(message.replace(" (set BRIEFING_E2E_REQUIRED=1 to make this an error)", ""),
                         pytrace=False)
         pytest.skip(message)
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """``serve(server_class, script)`` -> a started fake model server, stopped after the test.
+
+    Every request it logged is kept as ``requests-N.jsonl`` in the test's folder for
+    post-mortems; the test fails if the script raised, or if the server saw a request
+    that was neither a model request nor one it expects (``expected_other``).
+    """
+    servers = []
+
+    def start(server_class, script):
+        server = server_class(script).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for n, server in enumerate(servers):
+        server.stop()
+        server.dump(tmp_path / ("requests-%d.jsonl" % n))
+    for server in servers:
+        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+        unexpected = [o for o in server.other if not server.expected_other(o)]
+        assert not unexpected, "requests other than model requests: %r" % unexpected

@@ -197,6 +197,10 @@ class FakeServer:
     def accepts(self, path):
         raise NotImplementedError
 
+    def expected_other(self, entry):
+        """Whether ``entry``, a request that was not a model request, is one this server expects."""
+        return False
+
     def dump(self, path):
         """Write every logged request (headers and body) to ``path`` as JSON lines, for post-mortems."""
         with open(str(path), "w", encoding="utf-8") as out:
@@ -472,6 +476,11 @@ class FakeOpenAI(FakeServer):
 
     def accepts(self, path):
         return path.split("?")[0] == "/v1/responses"
+
+    def expected_other(self, entry):
+        # Anything else is an outbound attempt through the proxy (Codex's curated-plugin
+        # sync), refused with 403.
+        return entry.method == "CONNECT"
 
     def respond(self, request):
         items = self.script(request)

@@ -29,22 +29,13 @@ def project_skills(skills):
 
 
 @pytest.fixture
-def machine(clis, tmp_path):
+def machine(clis, tmp_path, serve):
     """``machine(script)`` -> a Claude runner wired to a fresh fake Anthropic server."""
-    servers = []
-
     def make(script):
-        server = FakeAnthropic(script).start()
-        servers.append(server)
+        server = serve(FakeAnthropic, script)
         return Claude(tmp_path, server)
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
-        assert not server.other, "requests other than POST /v1/messages: %r" % server.other
+    return make
 
 
 

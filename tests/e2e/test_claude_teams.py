@@ -81,20 +81,12 @@ def requests_of(server, name):
 
 
 @pytest.fixture
-def team(clis, tmp_path):
-    servers = []
-
+def team(clis, tmp_path, serve):
     def make(script):
-        server = FakeAnthropic(script).start()
-        servers.append(server)
+        server = serve(FakeAnthropic, script)
         return TeamClaude(tmp_path, server)
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
+    return make
 
 
 def test_teammates_are_briefed_once_per_context_over_resumes(team):
@@ -161,7 +153,7 @@ def tmux(*args, env=None):
 SOCKET = "briefing-e2e-%d" % os.getpid()
 
 
-def test_a_pane_teammate_is_a_claude_process_briefed_at_its_session_start(clis, tmp_path):
+def test_a_pane_teammate_is_a_claude_process_briefed_at_its_session_start(clis, tmp_path, serve):
     """Headless (``-p``) teammates always run in-process, whatever teammateMode says. In an
     interactive session inside tmux with teammateMode "tmux", Claude Code 2.1.328 starts each
     teammate in a pane of its own: a separate ``claude --agent-id NAME@TEAM --agent-name NAME
@@ -184,7 +176,7 @@ def test_a_pane_teammate_is_a_claude_process_briefed_at_its_session_start(clis, 
             return [mate("m-pane", "pane")]
         return "All done."
 
-    server = FakeAnthropic(script).start()
+    server = serve(FakeAnthropic, script)
     claude = TeamClaude(tmp_path, server)
     project = str(claude.project)
     claude.write({
@@ -216,9 +208,6 @@ def test_a_pane_teammate_is_a_claude_process_briefed_at_its_session_start(clis, 
                             tmux("list-panes", "-a", "-F", "#{pane_id}").stdout.split())
     finally:
         tmux("kill-server")
-        server.stop()
-        server.dump(tmp_path / "requests.jsonl")
-    assert not server.errors, server.errors
     assert "--agent-type pane" in panes, panes  # a claude process of its own, in a pane
     pane = requests_of(server, "pane")
     assert pane, "the pane teammate never reached the model:\n" + screens

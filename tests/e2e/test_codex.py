@@ -39,25 +39,15 @@ def plugin_source(clis, tmp_path_factory):
 
 
 @pytest.fixture
-def machine(clis, tmp_path, plugin_source):
+def machine(clis, plugin_source, tmp_path, serve):
     """``machine(script)`` -> a Codex runner with briefing installed, wired to a fresh fake server."""
-    servers = []
-
     def make(script):
-        server = FakeOpenAI(script).start()
-        servers.append(server)
+        server = serve(FakeOpenAI, script)
         codex = Codex(tmp_path, server)
         codex.plugin_root = codex.install(plugin_source)
         return codex
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
-        # Anything else is an outbound attempt through the proxy, refused with 403.
-        assert all(o.method == "CONNECT" for o in server.other), server.other
+    return make
 
 
 

@@ -28,21 +28,12 @@ def agent_md(name, skills=None, native=None):
 
 
 @pytest.fixture
-def machine(clis, tmp_path):
-    servers = []
-
+def machine(clis, tmp_path, serve):
     def make(script):
-        server = UsageAnthropic(script).start()
-        servers.append(server)
+        server = serve(UsageAnthropic, script)
         return Claude(tmp_path, server)
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
-        assert not server.other, server.other
+    return make
 
 
 def compacting(agent, markers, calls=3, compact_at=2):

@@ -14,50 +14,30 @@ import pytest
 
 from compaction_kit import BIG, Counter, UsageOpenAI, codex_compacting_config, exactly_once, \
     is_codex_summarizer, none_of
-from fakes import call, say, spawn_agent, wait_agent
+from fakes import call, spawn_agent, wait_agent
 from framing import rebuild
 from kit import BRIEFED, Skill, assert_briefing, markers_of, ok, verdict
-from runners import REPO, Codex, copy_plugin
+from runners import Codex
+from test_codex import plugin_source, role_toml  # noqa: F401  (plugin_source is a fixture)
 
 pytestmark = pytest.mark.e2e
-
-
-def role_toml(name, skills=None):
-    lines = ['# briefing: skills = [%s]' % ", ".join(json.dumps(s) for s in skills)] if skills else []
-    lines += ['name = "%s"' % name, 'description = "e2e role %s"' % name,
-              'developer_instructions = "You are an e2e test role. Do the task and report."']
-    return "\n".join(lines) + "\n"
 
 
 def shell(command):
     return call("exec_command", {"cmd": command}, namespace=None)
 
 
-@pytest.fixture(scope="session")
-def plugin_source(clis, tmp_path_factory):
-    return copy_plugin(REPO, tmp_path_factory.mktemp("marketplace") / "briefing")
-
-
 @pytest.fixture
-def machine(clis, tmp_path, plugin_source):
-    servers = []
-
+def machine(clis, plugin_source, tmp_path, serve):
     def make(script):
-        server = UsageOpenAI(script).start()
-        servers.append(server)
+        server = serve(UsageOpenAI, script)
         codex = Codex(tmp_path, server)
         config = codex.codex_home / "config.toml"
         config.write_text(codex_compacting_config(config.read_text(encoding="utf-8")), encoding="utf-8")
         codex.plugin_root = codex.install(plugin_source)
         return codex
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
-        assert all(o.method == "CONNECT" for o in server.other), server.other
+    return make
 
 
 def child_script(markers, calls=4, compact_at=2, follow_up=False):

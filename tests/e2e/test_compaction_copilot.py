@@ -19,10 +19,10 @@ import json
 import pytest
 
 from compaction_kit import BIG, Counter, UsageCopilot, exactly_once, none_of
-from copilot_runner import Copilot, checkout_copy, task
+from copilot_runner import Copilot, task
 from fakes import tool_use
 from kit import BRIEFED, Skill, assert_briefing, markers_of, ok, verdict
-from test_copilot import BRIEFING
+from test_copilot import BRIEFING, checkout, copilot_cache  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -30,6 +30,7 @@ SUMMARIZED = "Some of the conversation history has been summarized"
 
 
 def agent_md(name, skills=None, native=None):
+    """test_copilot's agent file without its tools: list: an agent here runs bash to compact."""
     lines = ["---", "name: %s" % name, "description: e2e agent %s" % name]
     if native:
         lines += ["skills:"] + ["  - %s" % s for s in native]
@@ -38,35 +39,16 @@ def agent_md(name, skills=None, native=None):
     return "\n".join(lines + ["---", "You are an e2e test agent. Do the task and report."]) + "\n"
 
 
-@pytest.fixture(scope="session")
-def copilot_cache(clis, tmp_path_factory):
-    return tmp_path_factory.mktemp("copilot-cache")
-
-
-@pytest.fixture(scope="session")
-def checkout(clis, tmp_path_factory):
-    return checkout_copy(tmp_path_factory.mktemp("checkout") / "briefing")
-
-
 @pytest.fixture
-def machine(clis, tmp_path, copilot_cache):
-    servers = []
-
+def machine(clis, copilot_cache, tmp_path, serve):
     def make(script):
-        server = UsageCopilot(script).start()
-        servers.append(server)
+        server = serve(UsageCopilot, script)
         copilot = Copilot(tmp_path, server, copilot_cache)
         env = copilot.env
         copilot.env = lambda: dict(env(), COPILOT_PROVIDER_MAX_PROMPT_TOKENS="64000")
         return copilot
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
-        assert not server.other, server.other
+    return make
 
 
 def working(markers, calls=6, compact_at=2, main=False, agent="reviewer"):

@@ -56,21 +56,12 @@ def checkout(clis, tmp_path_factory):
 
 
 @pytest.fixture
-def machine(clis, tmp_path, copilot_cache):
-    servers = []
-
+def machine(clis, copilot_cache, tmp_path, serve):
     def make(script):
-        server = FakeCopilotModel(script).start()
-        servers.append(server)
+        server = serve(FakeCopilotModel, script)
         return Copilot(tmp_path, server, copilot_cache)
 
-    yield make
-    for n, server in enumerate(servers):
-        server.stop()
-        server.dump(tmp_path / ("requests-%d.jsonl" % n))  # kept by pytest for post-mortems
-    for server in servers:
-        assert not server.errors, "fake model script failed:\n" + "\n".join(server.errors)
-        assert not server.other, "requests other than POST /v1/messages: %r" % server.other
+    return make
 
 
 def skills_at(root, skills):
