@@ -11,7 +11,7 @@ program, the bytecode tests, the commands exactly as hooks.json registers them. 
 process (the slow, literal mode).
 
 The hook runs on the interpreter that runs pytest: ``scripts/test`` runs the
-suite once per interpreter (oldest, 3.10 for the tomllib fallback, newest).
+suite on the oldest and the newest interpreter.
 ``BRIEFING_TEST_PYTHON`` picks the interpreter of the subprocess runs.
 """
 import importlib
@@ -23,11 +23,19 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from pathlib import Path
 
 import pytest
+
+# pytest rewrites the asserts of each test module as it imports it (about a second per test
+# process here) and keeps the result only where bytecode may be written. It may here, but only
+# under a cache folder of the tests' own: never beside a source, because the hook's __pycache__
+# is shipped as scripts/build-bytecode writes it. (The hook's real processes run with -I -B.)
+sys.pycache_prefix = os.path.join(tempfile.gettempdir(), "briefing-test-bytecode")
+sys.dont_write_bytecode = False
 
 REPO = Path(__file__).resolve().parent.parent
 HOOKS_DIR = REPO / "hooks"
@@ -470,6 +478,22 @@ class Sandbox:
         if via_link:
             return self.run(stdin="", args=args, program=DOCTOR_LINK, check=False, **kwargs)
         return self.run(stdin="", args=("doctor",) + tuple(args), check=False, **kwargs)
+
+
+def build_gemini_extension(out):
+    """``scripts/build-gemini-extension OUT``: (the extension folder, the release archive)."""
+    proc = subprocess.run([HOOK_PYTHON, str(REPO / "scripts" / "build-gemini-extension"), str(out)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, proc
+    version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
+    return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
+
+
+@pytest.fixture(scope="session")
+def gemini_build(tmp_path_factory):
+    """One build of the Gemini extension per test process, for the tests that only read it
+    (a test that changes it works on a copy)."""
+    return build_gemini_extension(tmp_path_factory.mktemp("gemini-out"))
 
 
 @pytest.fixture

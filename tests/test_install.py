@@ -3,32 +3,36 @@ Gemini CLI extension that is built from the checkout and works once the checkout
 """
 import glob
 import gzip
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 
 import pytest
 
-from conftest import HOOK_PYTHON, REPO, skill_md
+from conftest import HOOK_PYTHON, REPO, build_gemini_extension, skill_md
 from hook_commands import HOOKS_FILES, briefing_handlers, first_attempt, run_registered
 
-BUILD = REPO / "scripts" / "build-gemini-extension"
 VERSION = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
-
-
-def build(out):
-    proc = subprocess.run([HOOK_PYTHON, str(BUILD), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300)
-    assert proc.returncode == 0, proc
-    return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % VERSION)
+build = build_gemini_extension
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    return build(tmp_path_factory.mktemp("gemini-out"))
+def built(gemini_build):
+    return gemini_build
+
+
+@pytest.fixture(scope="module")
+def rebuilt(tmp_path_factory):
+    """A second build, into a folder holding a file of the user's and a stale earlier build:
+    (that folder, the extension, the archive). Two tests read it, so the build runs once."""
+    out = tmp_path_factory.mktemp("gemini-again")
+    (out / "keep.txt").write_text("mine")
+    (out / "briefing").mkdir()
+    (out / "briefing" / "stale-file").write_text("old build")
+    return (out,) + build(out)
 
 
 def tree(root):
@@ -116,7 +120,8 @@ def test_the_built_folder_is_a_whole_extension_of_real_files(built):
 def test_the_built_bytecode_is_current_and_checked(built):
     ext, _ = built
     source = ext / "hooks" / "briefing" / "main.py"
-    pyc = importlib.util.cache_from_source(str(source))
+    # beside the source (cache_from_source would answer the tests' own pycache_prefix)
+    pyc = str(source.parent / "__pycache__" / ("main.%s.pyc" % sys.implementation.cache_tag))
     if not os.path.exists(pyc):
         pytest.skip("the build found no bytecode for this interpreter")
     proc = subprocess.run([HOOK_PYTHON, "-I", "-c", (
@@ -140,9 +145,9 @@ def test_the_archive_holds_the_folder_with_the_manifest_at_its_root(built, tmp_p
     assert os.access(str(tmp_path / "x" / "hooks" / "briefing-preload"), os.X_OK)
 
 
-def test_the_archive_is_reproducible(built, tmp_path):
+def test_the_archive_is_reproducible(built, rebuilt):
     _, tarball = built
-    _, again = build(tmp_path / "again")
+    _, _, again = rebuilt
     assert again.read_bytes() == tarball.read_bytes()
     with gzip.open(str(again)) as f:
         assert f.read(1)
@@ -195,11 +200,8 @@ def test_the_doctor_judges_the_built_extensions_hooks_file(built, tmp_path):
     assert hook.gemini_hooks_check(str(broken))["status"] == "FAIL"
 
 
-def test_the_build_replaces_only_its_own_outputs(tmp_path):
-    (tmp_path / "keep.txt").write_text("mine")
-    (tmp_path / "briefing").mkdir()
-    (tmp_path / "briefing" / "stale-file").write_text("old build")
-    ext, tarball = build(tmp_path)
+def test_the_build_replaces_only_its_own_outputs(rebuilt):
+    tmp_path, ext, tarball = rebuilt
     assert (tmp_path / "keep.txt").read_text() == "mine"
     assert not (ext / "stale-file").exists() and tarball.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["keep.txt", "briefing", tarball.name])
