@@ -10,7 +10,7 @@ from .files import (is_dir, is_file, path_kind, read_json, read_text, top_level_
                     warn)
 from .names import dedupe, valid_skill_name
 from .records import Agent, ParseError, Skill, Unreadable
-from .yaml_subset import (may_spell, meta_value, parse_frontmatter, parse_skill_meta,
+from .yaml_subset import (may_spell, meta_value, parse_frontmatter, parse_skill_meta, skill_meta_of,
                           split_frontmatter)
 
 
@@ -156,9 +156,9 @@ def load_skill(name, source, path, origin):
 
 
 def skill_from_text(name, source, path, origin, text):
-    _, body = split_frontmatter(text)
+    frontmatter, body = split_frontmatter(text)
     return Skill(name, source, path=path, body=body, size=len(body.encode("utf-8")), origin=origin,
-                 meta=parse_skill_meta(text))
+                 meta=skill_meta_of(frontmatter))
 
 
 def first_usable(name, source, candidates):

@@ -799,9 +799,13 @@ def parse_skill_meta(text):
     someone else's and briefing only reads these few keys from it, so nothing
     here is an error: a file without readable frontmatter has none of them.
     """
-    fm, _ = split_frontmatter(text)
+    return skill_meta_of(split_frontmatter(text)[0])
+
+
+def skill_meta_of(frontmatter):
+    """``parse_skill_meta`` of the lines ``split_frontmatter`` gave (None: no frontmatter)."""
     meta = {}
-    lines = fm or []
+    lines = frontmatter or []
     for index, line in enumerate(lines):
         if not line or line[0] in " \t#-":
             continue

@@ -286,7 +286,7 @@ def codex_skill_files(folder):
     links followed once, at most CODEX_SKILL_DEPTH folders down)."""
     out, seen = [], set()
 
-    def walk(current, depth):
+    def walk(current, real, depth):
         try:
             entries = sorted((e for e in os.scandir(current) if not e.name.startswith(".")),
                              key=lambda e: e.name)
@@ -301,15 +301,17 @@ def codex_skill_files(folder):
             try:
                 if not entry.is_dir():
                     continue
+                # A plain folder's real path is its parent's plus its name: only a link is resolved.
+                below = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, entry.name)
             except OSError:
                 continue
-            real = os.path.realpath(entry.path)
-            if real not in seen:
-                seen.add(real)
-                walk(entry.path, depth + 1)
+            if below not in seen:
+                seen.add(below)
+                walk(entry.path, below, depth + 1)
 
-    seen.add(os.path.realpath(folder))
-    walk(folder, 0)
+    top = os.path.realpath(folder)
+    seen.add(top)
+    walk(folder, top, 0)
     return out
 
 
