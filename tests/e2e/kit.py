@@ -49,6 +49,18 @@ class Skill:
         return "description: %s" % self.description
 
 
+def private_skill(label):
+    """A skill for a private folder (issue 29) whose name and description are as unique as its
+    markers, so that a request holding any of them shows where it leaked."""
+    return Skill("%s-%s" % (label, uuid.uuid4().hex[:8]), description="Use for %s." % marker(label + "-desc"))
+
+
+def leaks(requests, skills):
+    """What of ``skills`` (name, description, body markers) any of ``requests`` contains."""
+    return sorted({t for r in requests for s in skills for t in (s.name, s.description) + s.markers
+                   if t in r.all_text})
+
+
 def verdict(request_text, markers):
     seen = [m for m in markers if m in request_text]
     if markers and len(seen) == len(markers):
