@@ -120,3 +120,24 @@ def test_a_rule_gives_a_builtin_a_private_skill_and_a_native_entry_never_reaches
     assert said[1].startswith("PreToolUse:Agent hook error: briefing: agent 'nativist' references unknown "
                               "skill(s): %s" % ledger.name), said[1]
     assert leaks(server.main_requests(), [ledger]) == [ledger.name]  # the refusal names it, nothing more
+
+
+def test_git_status_in_claude_codes_context_names_a_changed_private_skill(machine):
+    """Measured (2.1.328): the main agent's context holds the project's ``git status``, so a
+    project private skill that is changed and not committed shows there by its path (its name,
+    nothing else of it); a committed, unchanged one does not."""
+    import subprocess
+    changed, committed = private_skill("changed"), private_skill("committed")
+    claude = machine(claude_spawner([], []))
+    claude.write(private_files(project=[changed, committed]))
+    git = ["git", "-C", str(claude.project), "-c", "user.name=e2e", "-c", "user.email=e2e@localhost"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(claude.project), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(git + ["add", ".briefing"], check=True, env=env)
+    subprocess.run(git + ["commit", "-q", "-m", "private skills"], check=True, env=env)
+    path = claude.project / ".briefing" / "skills" / changed.name / "SKILL.md"
+    path.write_text(path.read_text() + "One more line.\n")
+
+    ok(claude.run("Look around."))
+    mains = claude.server.main_requests()
+    assert all(" M .briefing/skills/%s/SKILL.md" % changed.name in r.all_text for r in mains)
+    assert leaks(mains, [changed]) == [changed.name] and leaks(mains, [committed]) == []
