@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from conftest import DIR, Fifo, Symlink, agent_md, role_toml, skill_md
+from conftest import DIR, Fifo, Symlink, agent_md, role_toml
 from framing import rebuild
 
 PRIV = "project/.briefing/skills/%s/SKILL.md"

@@ -7,8 +7,8 @@ requests, not in Claude Code's own skill listing. The subagent answers from its 
 """
 import pytest
 
-from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, claude_main_only, claude_spawner, leaks,
-                 markers_of, ok, private_skill)
+from kit import (BRIEFED, UNBRIEFED, Skill, assert_briefing, assert_private, claude_main_only, claude_spawner,
+                 grouped, leaks, markers_of, ok, private_skill)
 from fakes import block_text, briefing_parts
 from framing import rebuild
 from test_claude import agent_md, machine, project_skills, subagent_parts  # noqa: F401 (fixture)
@@ -21,14 +21,6 @@ def private_files(project=(), user=()):
     files = {"project/.briefing/skills/%s/SKILL.md" % s.name: s.md() for s in project}
     files.update({"home/.config/briefing/skills/%s/SKILL.md" % s.name: s.md() for s in user})
     return files
-
-
-def by_agent(requests):
-    """{agent id: [requests]} of the subagent requests, in order."""
-    out = {}
-    for request in requests:
-        out.setdefault(request.agent_id, []).append(request)
-    return out
 
 
 def briefed_agent(requests):
@@ -58,7 +50,7 @@ def test_the_declaring_subagent_alone_receives_its_private_skills(machine):
     result = ok(claude.run("Do the work."))
     server = claude.server
 
-    agents = by_agent(server.subagent_requests())
+    agents = grouped(server.subagent_requests(), lambda r: r.agent_id)
     assert len(agents) == 2, "both spawns must have started: %r" % list(agents)
     named = {briefed_agent(reqs): reqs for reqs in agents.values()}
     assert sorted(named) == ["control", "keeper"], named
@@ -66,15 +58,9 @@ def test_the_declaring_subagent_alone_receives_its_private_skills(machine):
     assert_briefing(subagent_parts(keeper[0]), "keeper", secret, dirs={
         vault.name: claude.project / ".briefing" / "skills" / vault.name,
         ledger.name: claude.home / ".config" / "briefing" / "skills" / ledger.name})
-    # What a leak check finds where the skills do belong: every name and body line, no description.
-    assert leaks(keeper, secret) == sorted(t for s in secret for t in (s.name,) + s.markers)
-    # The control is briefed (its own skill) and gets nothing of the private ones.
-    assert_briefing(subagent_parts(control[0]), "control", [alpha])
-    assert leaks(control, secret) == []
-    # Never leaked: no request of the main agent holds a name, a description or a body line,
-    assert leaks(server.main_requests(), secret) == []
-    # the descriptions reach no request at all (briefing strips the frontmatter, no listing has them),
-    assert not [r for r in server.log for s in secret if s.description in r.all_text]
+    assert_briefing(subagent_parts(control[0]), "control", [alpha])  # briefed too, with its own skill
+    # Never leaked: nothing of them in the control's or the main agent's requests, no description anywhere,
+    assert_private(secret, keeper, control, server.main_requests(), server.log)
     # and Claude Code's own skill listing has the ordinary skill but not the private ones.
     listed = result.init.get("skills") or []
     assert "alpha" in listed and not set(listed) & {vault.name, ledger.name}, listed
@@ -108,7 +94,7 @@ def test_a_rule_gives_a_builtin_a_private_skill_and_a_native_entry_never_reaches
     ok(claude.run("Look around."))
     server = claude.server
 
-    agents = by_agent(server.subagent_requests())
+    agents = grouped(server.subagent_requests(), lambda r: r.agent_id)
     assert len(agents) == 2, "general-purpose and Explore start; nativist is refused: %r" % list(agents)
     briefed = [reqs for reqs in agents.values() if subagent_parts(reqs[0])]
     assert len(briefed) == 1
