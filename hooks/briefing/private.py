@@ -153,11 +153,11 @@ def private_report(machine, harnesses, rows, rules):
                                    s["origin"] == PRIVATE_ORIGIN and s["path"] == path
                                    for s in rule["harnesses"].get(key, {}).get("skills", ()))]
     for record in records:
-        judge(record, harnesses)
+        judge(record)
     return records
 
 
-def judge(record, harnesses):
+def judge(record):
     """A private skill's status and warnings, from what every harness found for it."""
     from .harnesses import HARNESSES
     details = record["harnesses"]
