@@ -42,10 +42,11 @@ FILES = {
 
 # (row, payload and args and env, the one harness module it may load, what else it may load)
 ROWS = [
-    ("claude guard", lambda sb: (sb.guard("broken"), (), {}), "claude", set()),
+    # "broken" declares a skill no root holds: only such a miss looks in the private folders.
+    ("claude guard", lambda sb: (sb.guard("broken"), (), {}), "claude", {"briefing.private"}),
     ("claude brief", lambda sb: (sb.spawn("good"), ("--part", "1"), {}), "claude", set()),
     ("claude part 2", lambda sb: (sb.spawn("good"), ("--part", "2"), {}), "claude", set()),
-    ("codex guard", lambda sb: (sb.guard("broken", "codex"), (), {}), "codex", set()),
+    ("codex guard", lambda sb: (sb.guard("broken", "codex"), (), {}), "codex", {"briefing.private"}),
     ("codex brief", lambda sb: (sb.spawn("role", "codex"), ("--part", "1"), {}), "codex", set()),
     ("copilot brief", lambda sb: (sb.spawn("good", "copilot"), ("--part", "1"), sb.copilot_env()),
      "copilot", set()),
@@ -55,7 +56,7 @@ ROWS = [
                                  {"GEMINI_SESSION_ID": "g", "GEMINI_PROJECT_DIR": str(sb.project)}),
      "gemini", set()),
     ("claude pre-flight", lambda sb: (sb.payload("SessionStart", source="startup"), ("--part", "1"), {}),
-     "claude", {"briefing.survey"}),
+     "claude", {"briefing.survey", "briefing.private"}),
     ("claude subagent compacted", lambda sb: (sb.payload("SessionStart", source="compact", agent_id="a1",
                                                          agent_type="good"), ("--part", "1"), {}), "claude", set()),
     # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
@@ -106,6 +107,7 @@ def test_a_hook_run_imports_only_its_harness(sandbox, row, build, harness, extra
     assert modules & HARNESS_MODULES <= {"briefing.harnesses." + harness}, modules
     assert not {"briefing.doctor", "briefing.hooks_files"} & modules, modules
     assert "briefing.survey" not in modules or "briefing.survey" in extra, modules
+    assert "briefing.private" not in modules or "briefing.private" in extra, modules
 
 
 def test_the_doctor_loads_the_doctor(sandbox):
@@ -115,3 +117,12 @@ def test_the_doctor_loads_the_doctor(sandbox):
                           env=sb.env(), cwd=str(sb.project), timeout=30)
     modules = set(json.loads(proc.stdout.decode().rsplit("\n", 1)[1]))
     assert {"briefing.doctor", "briefing.survey", "briefing.harnesses.codex"} <= modules, modules
+
+
+def test_a_name_the_harness_misses_loads_the_private_folders(sandbox):
+    """Issue 29: a private skill is looked up only after the harness's roots missed the name."""
+    sb = sandbox(dict(FILES, **{"project/.claude/agents/private.md": agent_md("private", ["style", "mine"]),
+                                "project/.briefing/skills/mine/SKILL.md": skill_md("mine", "MINE\n")}))
+    out, modules = imported(sb, sb.spawn("private"), ("--part", "1"), {})
+    assert "MINE" in out and "STYLE BODY" in out, out
+    assert "briefing.private" in modules, modules

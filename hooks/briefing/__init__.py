@@ -19,6 +19,8 @@ Read in this order (each imports only modules above it, except where it says so)
     machine       Machine: one payload's view of this machine, memoised
     resolution    Briefing: the one source of every verdict
     handlers      the hook events and the dispatch table; emit() owns stdout
+    private       briefing's private skill folders, which no harness reads (imported
+                  by resolution only when a name missed in the harness's roots)
     survey        every declaring agent judged, for the pre-flight and the doctor
     doctor        the briefing-doctor CLI (doctor mode only)
     hooks_files   reading hooks files, for the doctor's checks (imported by them)

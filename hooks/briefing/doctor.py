@@ -11,7 +11,7 @@ from .files import display_path, is_dir, is_inside, plugin_root, read_text
 from .harnesses import HARNESSES
 from .jsontext import parse_json
 from .machine import Machine
-from .records import Unreadable
+from .records import PRIVATE_ORIGIN, Unreadable
 from .rendering import render_abort
 from .resolution import is_off, resolve
 from .survey import LEGACY_PROBLEM, rule_report, survey, verdict
@@ -80,13 +80,16 @@ def doctor(argv, out=None):
             "limit_bytes": briefing.limit_bytes if briefing else HARNESSES[harness].capacity(name or "", []),
         })
     rules, rule_checks = rule_report(machine, harnesses)
+    from .private import private_report
+    private = private_report(machine, harnesses, rows, rules)  # docs/private-skills.md: WARN at most
     checks = rule_checks + doctor_checks(machine, harnesses)
     failed = any(r["status"] == "FAIL" for r in rows + rules) or any(c["status"] == "FAIL" for c in checks)
     if options["json"]:
         described = {h: {"folder": p.folder, "source": p.source, "why": p.why, "folders": p.folders,
                          "reads": p.reads} for h, p in projects.items()}
         out.write(json.dumps({"version": 1, "cwd": cwd, "ok": not failed, "projects": described,
-                              "agents": rows, "rules": rules, "checks": checks}, indent=2) + "\n")
+                              "agents": rows, "rules": rules, "private_skills": private,
+                              "checks": checks}, indent=2) + "\n")
         return 1 if failed else 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     paint = {"ok": "\x1b[32m", "WARN": "\x1b[33m", "FAIL": "\x1b[31m"}
@@ -119,6 +122,8 @@ def doctor(argv, out=None):
             note = "" if skill["status"] == "ok" else "  [%s]" % skill["status"]
             if skill["source"] == "native" or skill["delivered_by"] not in (None, "briefing"):
                 note = "  [%s]" % skill["verdict"]  # who delivers it, and why
+            if skill["origin"] == PRIVATE_ORIGIN:
+                note += "  [private]"
             say("        %-8s %-24s %-10s %s%s%s\n", skill["source"], skill["name"], size, where, note,
                 "  (rule %s)" % ", ".join("'%s'" % p for p in skill["rule"]["agents"])
                 if skill.get("rule") else "")
@@ -145,6 +150,20 @@ def doctor(argv, out=None):
         for text in rule["problems"]:
             say("        FAIL: %s\n", text)
         for text in rule["warnings"]:
+            say("        WARN: %s\n", text)
+    for record in private:
+        out.write(status_word(record["status"]))
+        where = record["file"]
+        say("  private %s  %s (%s)\n", record["name"], os.path.relpath(where, cwd) if is_inside(where, cwd) else
+            display_path(where), record["scope"])
+        for key, detail in record["harnesses"].items():
+            users = ["agent %s" % name for name in detail["agents"]] + [
+                "rule %s (%s #%d)" % (", ".join("'%s'" % p for p in rule["agents"]), display_path(rule["file"]),
+                                      rule["index"]) for rule in detail["rules"]]
+            if detail["overridden_by"]:
+                users.append("overridden by %s" % display_path(detail["overridden_by"]))
+            say("        %-8s used by: %s\n", key, ", ".join(users) or "nothing")
+        for text in record["warnings"]:
             say("        WARN: %s\n", text)
     for check in checks:
         if check["status"] != "ok":
@@ -253,6 +272,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
                                   "skills": [s.name for s in briefing.checked if s.rule is r]}
                                  for r in briefing.rules],
                        "declared": [{"name": s.name, "source": s.source, "verdict": briefing.verdict_of(s),
+                                     "origin": s.origin, "path": s.path,
                                      "rendered": rendered_tokens(briefing, s)} for s in briefing.checked],
                        "parts": [{"index": i, "chars": len(t), "bytes": _utf8_len(t), "text": t}
                                  for i, t in enumerate(texts, 1)]})
@@ -282,7 +302,9 @@ def doctor_show(machine, name, harnesses, as_json, out):
                 ", ".join("'%s'" % p for p in rule["agents"]), display_path(rule["file"]), rule["index"],
                 ", ".join(rule["skills"]) or "nothing new (declared already)")))
         for declared in entry.get("declared", []):
-            out.write(for_people("    %-8s %s: %s\n" % (declared["source"], declared["name"], declared["verdict"])))
+            out.write(for_people("    %-8s %s: %s%s\n" % (
+                declared["source"], declared["name"], declared["verdict"], " (private skill %s)" % display_path(
+                    declared["path"]) if declared["origin"] == PRIVATE_ORIGIN else "")))
             if declared["rendered"]:
                 out.write(for_people("             rendered as %s renders it: %s\n" % (
                     HARNESSES[entry["harness"]].label, ", ".join(

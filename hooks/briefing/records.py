@@ -64,6 +64,10 @@ class Agent(object):
         return bool(self.skills or self.native or self.error)
 
 
+# The origin of a skill from briefing's own private folders (private.py), which no harness reads.
+PRIVATE_ORIGIN = "private"
+
+
 class Skill(object):
     """One declared skill name, where (or whether) it resolved, and who delivers it.
 

@@ -11,7 +11,7 @@ from .files import display_path, shown_path
 from .harnesses import HARNESSES
 from .machine import Machine
 from .names import split_plugin_name
-from .records import Agent
+from .records import PRIVATE_ORIGIN, Agent
 from .rules import matching_rules
 from .text import clip, shown_name
 
@@ -61,7 +61,7 @@ class Briefing(object):
                   "value": "drop that token from the skill",
                   "unsafe": "move the skill to a folder with a plainer path"}[rendering.cause]
         harness = self.harness
-        if not harness.preloads_native:
+        if not harness.preloads_native or skill.origin == PRIVATE_ORIGIN:  # a private skill: only briefing can
             return change[0].upper() + change[1:]
         if self.session:
             return "A %s session preloads nothing itself, so %s" % (
@@ -271,7 +271,7 @@ def build_briefing(agent, machine, session=False, rules=None):
         rules = matching_rules(machine, harness, agent)
 
     def resolve(name, source):
-        return harness.resolve_skill(machine, name, source)
+        return resolve_skill(harness, machine, name, source)
 
     checked, delivered, seen = [], [], set()
     native = [resolve(name, "native") for name in agent.native] if harness.preloads_native else []
@@ -323,6 +323,26 @@ def build_briefing(agent, machine, session=False, rules=None):
             skill.body, skill.size = rendering.text, rendering.size
         delivered.append(skill)
     return Briefing(agent, checked, delivered, session, rules, renderings)
+
+
+def resolve_skill(harness, machine, name, source):
+    """``name`` as ``harness`` resolves it; a bare name it does not know, then in the private folders.
+
+    Private skills (docs/private-skills.md) come after every root of the harness, so that
+    no declaration changes meaning. A native ``skills:`` entry never reaches one, because
+    the harness itself never looks there: it stays missing, and says where the file is.
+    """
+    skill = harness.resolve_skill(machine, name, source)
+    if skill.problem != "unknown skill" or split_plugin_name(name)[0] is not None:
+        return skill
+    from .private import native_hint, private_skill  # only after a miss: most spawns never load it
+    found = private_skill(machine, harness.key, name, source)
+    if found is None:
+        return skill
+    if source == "native":
+        skill.passed.insert(0, native_hint(harness, found))
+        return skill
+    return found
 
 
 def render_problem(rendering):

@@ -7,7 +7,7 @@ from .files import display_path, is_dir, shown_path
 from .harnesses import HARNESSES
 from .names import split_plugin_name
 from .records import Agent
-from .resolution import build_briefing, is_off
+from .resolution import build_briefing, is_off, resolve_skill
 from .rules import matching_rules
 from .text import _utf8_len, clip, shown_name
 
@@ -91,7 +91,7 @@ def rule_report(machine, harnesses):
             record = by_id[ident]
             if not rule.in_harness(key) or len(rule.overridden) == len(rule.patterns):
                 continue  # nothing of it applies here
-            skills = [harness.resolve_skill(machine, name, "rule") for name in rule.skills]
+            skills = [resolve_skill(harness, machine, name, "rule") for name in rule.skills]
             applies = [agent.name for agent in known if rule in matching_rules(machine, harness, agent)]
             record["harnesses"][key] = {
                 "skills": [{"name": s.name, "status": "ok" if not s.problem else (
@@ -111,8 +111,11 @@ def skill_fix(harness, skill, where):
     """What to do about a skill that cannot be delivered, declared in ``where``."""
     if skill.problem == "unknown skill":
         near = " (%s: %s)" % skill.passed[0] if skill.passed else ""  # named so, but not to the harness
-        return "install it where %s looks (%s) or remove it from %s%s" % (
-            harness.label, skill_places(harness, skill.name), where, near)
+        private = "" if skill.source == "native" or split_plugin_name(skill.name)[0] else (
+            ", or as a private skill (.briefing/skills/%s/ in the project, or ~/.config/briefing/skills/%s/)" % (
+                skill.name, skill.name))  # docs/private-skills.md
+        return "install it where %s looks (%s)%s or remove it from %s%s" % (
+            harness.label, skill_places(harness, skill.name), private, where, near)
     if skill.problem == "not a valid skill name":
         return "a skill name is one folder name, optionally plugin:skill; fix it in %s" % where
     if is_off(skill):

@@ -49,6 +49,40 @@ class Skill:
         return "description: %s" % self.description
 
 
+def private_skill(label):
+    """A skill for a private folder (issue 29) whose name and description are as unique as its
+    markers, so that a request holding any of them shows where it leaked."""
+    return Skill("%s-%s" % (label, uuid.uuid4().hex[:8]), description="Use for %s." % marker(label + "-desc"))
+
+
+def leaks(requests, skills):
+    """What of ``skills`` (name, description, body markers) any of ``requests`` contains."""
+    return sorted({t for r in requests for s in skills for t in (s.name, s.description) + s.markers
+                   if t in r.all_text})
+
+
+def assert_private(skills, declaring, control, main, every, shown=()):
+    """Issue 29's "never leaked", checked the same way in every CLI.
+
+    The ``declaring`` agent's requests hold every name and body line of the private
+    ``skills``; the ``control`` agent's and the ``main`` agent's requests nothing of them
+    (but the names in ``shown``: what a harness's own view of the project files shows);
+    and no request of ``every`` holds a description, which only the frontmatter has.
+    """
+    assert leaks(declaring, skills) == sorted(t for s in skills for t in (s.name,) + s.markers)
+    assert leaks(control, skills) == sorted(shown)
+    assert leaks(main, skills) == sorted(shown)
+    assert not [r for r in every for s in skills if s.description in r.all_text]
+
+
+def grouped(requests, key):
+    """{key(request): [requests]}, in order: one agent's or thread's requests together."""
+    out = {}
+    for request in requests:
+        out.setdefault(key(request), []).append(request)
+    return out
+
+
 def verdict(request_text, markers):
     seen = [m for m in markers if m in request_text]
     if markers and len(seen) == len(markers):

@@ -32,16 +32,29 @@ def agent_md(name, skills=None, native=None):
 
 
 def delegate(agent, markers):
-    """The parent calls task(agent) once, then finishes; the subagent reports what it sees."""
+    """The parent calls task(agent) once, then finishes; the subagent reports what it sees.
+
+    A list of agents: the parent calls task() for each in turn, the n-th with the
+    prompt ``delegated(n)`` (so that each subagent's requests can be told apart).
+    """
+    agents = [agent] if isinstance(agent, str) else agent
+
     def script(r):
         if not r.has_tools:
             return "ok"
         if r.is_subagent:
             return "Report: " + verdict(r.all_text, markers)
-        if not r.tool_results():
-            return [task(agent)]
+        done = len(r.tool_results())
+        if done < len(agents):
+            if isinstance(agent, str):
+                return [task(agent)]
+            return [task(agents[done], prompt=delegated(done + 1), name="e2e-sub-%d" % (done + 1))]
         return "All done."
     return script
+
+
+def delegated(n):
+    return "Do the e2e task #%d and report." % n
 
 
 @pytest.fixture(scope="session")
