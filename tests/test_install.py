@@ -200,6 +200,28 @@ def test_the_doctor_judges_the_built_extensions_hooks_file(built, tmp_path):
     assert hook.gemini_hooks_check(str(broken))["status"] == "FAIL"
 
 
+def test_the_doctor_of_the_built_extension_checks_only_what_it_carries(built, tmp_path):
+    """Run from an installed extension, the doctor knows its version, passes its own hooks file,
+    and says the copy is no Claude Code, Codex or Copilot CLI plugin, rather than failing them."""
+    ext, _ = built
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+
+    def doctor(*args):
+        return subprocess.run([HOOK_PYTHON, str(ext / "hooks" / "briefing-preload"), "doctor"] + list(args),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                              env=env, cwd=str(tmp_path), timeout=60)
+    version = doctor("--version")
+    assert (version.returncode, version.stdout) == (0, "briefing-doctor %s\n" % VERSION), version
+    report = doctor("--json")
+    assert report.returncode == 0, report
+    checks = {c["name"]: c for c in json.loads(report.stdout)["checks"]}
+    assert all(c["status"] == "ok" for c in checks.values()), checks
+    assert "invoke_agent guard" in checks["gemini hooks.json"]["detail"], checks
+    for name, label in (("hooks.json", "Claude Code"), ("hooks.codex.json", "Codex"),
+                        ("copilot-hooks", "Copilot CLI")):
+        assert checks[name]["detail"].startswith("this copy of briefing is no %s plugin" % label), checks[name]
+
+
 def test_the_build_replaces_only_its_own_outputs(rebuilt):
     tmp_path, ext, tarball = rebuilt
     assert (tmp_path / "keep.txt").read_text() == "mine"

@@ -173,13 +173,18 @@ def doctor(argv, out=None):
 
 
 def plugin_version():
-    """The version in the plugin manifest beside this script: the one place it is written."""
+    """The version in the plugin manifest beside this script: .claude-plugin/plugin.json, the one
+    place it is written; in the Gemini CLI extension, which has no other manifest, the
+    gemini-extension.json the build wrote it into."""
     here = plugin_root()
-    try:
-        version = parse_json(read_text(os.path.join(here, ".claude-plugin", "plugin.json"))).get("version")
-    except (Unreadable, ValueError, AttributeError):
-        version = None
-    return version if isinstance(version, str) else "(unknown: .claude-plugin/plugin.json unreadable)"
+    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json"):
+        try:
+            version = parse_json(read_text(os.path.join(here, manifest))).get("version")
+        except (Unreadable, ValueError, AttributeError):
+            continue
+        if isinstance(version, str):
+            return version
+    return "(unknown: .claude-plugin/plugin.json unreadable)"
 
 
 def skill_record(skill, briefing):

@@ -4,6 +4,13 @@ from .files import read_text
 from .jsontext import parse_json
 
 
+def not_this_copy(name, label, manifest):
+    """The check of a harness this copy of briefing is not made for: the Gemini CLI extension
+    (scripts/build-gemini-extension) carries no other harness's manifest, so nothing to check."""
+    return {"name": name, "status": "ok",
+            "detail": "this copy of briefing is no %s plugin (it has no %s)" % (label, manifest)}
+
+
 def read_hooks(path):
     """Briefing's handlers in a hooks file: {event: [(matcher, handler, group index, handler index)]}."""
     hooks = parse_json(read_text(path)).get("hooks", {})

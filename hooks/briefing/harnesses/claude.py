@@ -879,9 +879,12 @@ def claude_skill_places(skill):
         skill, skill)
 
 
-def claude_hooks_check(path):
+def claude_hooks_check(root):
     """hooks/hooks.json, read by Claude Code: the guard and --part 1..PARTS on both events."""
-    from ..hooks_files import part_of, read_hooks  # the doctor's checks only
+    from ..hooks_files import not_this_copy, part_of, read_hooks  # the doctor's checks only
+    if not is_file(os.path.join(root, ".claude-plugin", "plugin.json")):
+        return not_this_copy("hooks.json", "Claude Code", ".claude-plugin/plugin.json")
+    path = os.path.join(root, "hooks", "hooks.json")
     try:
         hooks = read_hooks(path)
     except (Unreadable, ValueError, AttributeError) as exc:
@@ -916,7 +919,7 @@ HARNESS = Harness(
     # sends a 2 kB preview instead: PARTS outputs, each under the cap.
     part_budget=PART_BUDGET,
     # hooks/hooks.json, which Claude Code finds by itself (claude-code.md 6.1).
-    hooks_check=lambda root: claude_hooks_check(os.path.join(root, "hooks", "hooks.json")),
+    hooks_check=claude_hooks_check,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
     builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
     agent_names=claude_agent_names,

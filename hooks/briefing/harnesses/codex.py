@@ -461,8 +461,10 @@ def codex_hooks_check(root):
     PostToolUse (every tool) and UserPromptSubmit, which deliver it again after a
     compaction, and run on every tool call and turn.
     """
-    from ..hooks_files import one_handler_each, read_hooks  # the doctor's checks only
+    from ..hooks_files import not_this_copy, one_handler_each, read_hooks  # the doctor's checks only
     import re
+    if not is_file(os.path.join(root, ".codex-plugin", "plugin.json")):
+        return not_this_copy("hooks.codex.json", "Codex", ".codex-plugin/plugin.json")
     rel = codex_hooks_file(root)
     if rel is None:
         return {"name": "hooks.codex.json", "status": "FAIL",

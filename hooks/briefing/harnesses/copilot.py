@@ -311,9 +311,11 @@ def copilot_hooks_check(root):
     the agent's name and ``"*"`` never fires (facts 7, 12), and the guard must
     match the task tool (``Agent``, ``task`` or ``Task``).
     """
-    from ..hooks_files import part_of, read_hooks  # the doctor's checks only
+    from ..hooks_files import not_this_copy, part_of, read_hooks  # the doctor's checks only
     import re
-    _, data = copilot_manifest(root)
+    folder, data = copilot_manifest(root)
+    if folder is None:
+        return not_this_copy("copilot-hooks", "Copilot CLI", " or ".join(COPILOT_MANIFESTS))
     rel = data.get("hooks") if isinstance(data, dict) and isinstance(data.get("hooks"), str) else None
     # A manifest's paths are relative to the plugin root, wherever the manifest is (measured with
     # .github/plugin/plugin.json naming "hooks/hooks.copilot.json").
