@@ -130,6 +130,7 @@ def codex_role_from_text(harness, name, path, text):
     try:
         skills = parse_skills_comment(text)
         wildcard = parse_wildcard_comment(text) is not False
+        files = parse_skills_comment(text, "files") if "files" in text else None
     except ParseError as exc:
         return Agent(harness, name, path, error="cannot read the briefing comment: %s" % exc)
     legacy = False
@@ -141,7 +142,8 @@ def codex_role_from_text(harness, name, path, text):
             return Agent(harness, name, path, legacy=True,
                          error="cannot read the [briefing] table: %s" % exc)
         skills = dedupe((skills or []) + (table or []))
-    return Agent(harness, name, path, skills=dedupe(skills), legacy=legacy, wildcard_rules=wildcard)
+    return Agent(harness, name, path, skills=dedupe(skills), legacy=legacy, wildcard_rules=wildcard,
+                 files=dedupe(files))
 
 
 def codex_declared_roles(machine, layer):

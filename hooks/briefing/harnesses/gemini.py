@@ -171,13 +171,14 @@ def load_gemini_agent(path, name, scope, machine, text=None):
             '<!-- briefing: skills = ["a", "b"] -->' % ("briefing:" if fm.skills is not None else "skills:")))
     try:
         skills = parse_skills_html_comment(text)
+        files = parse_skills_html_comment(text, "files") if "files" in text else None
     except ParseError as exc:
         return Agent("gemini", name, path, error="cannot read the briefing comment: %s" % exc)
     try:
         wildcard = parse_wildcard_html_comment(text) is not False
     except ParseError as exc:
         return Agent("gemini", name, path, error="cannot read the briefing comment: %s" % exc)
-    agent = Agent("gemini", name, path, skills=dedupe(skills), wildcard_rules=wildcard)
+    agent = Agent("gemini", name, path, skills=dedupe(skills), wildcard_rules=wildcard, files=dedupe(files))
     if scope == "project":
         agent.warnings = gemini_acknowledgement(machine, agent, text)
     return agent
