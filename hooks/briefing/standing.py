@@ -267,3 +267,40 @@ def file_problem_text(found):
     where = entry.rule.label() if entry.rule is not None else "the declaration"
     named = "'%s'" % entry.text if found.name == entry.text else "'%s' (from '%s')" % (found.name, entry.text)
     return "file %s in %s: %s (relative to %s)" % (named, where, found.problem, entry.base)
+
+
+def file_status(found):
+    if found.problem:
+        return "missing" if found.problem == "no such file" else "refused"
+    if found.duplicate is not None:
+        return "duplicate"
+    return "loaded-by-harness" if found.loaded else "ok"
+
+
+def entry_record(entry, harness, resolved=True):
+    """One ``files`` entry as the doctor's JSON carries it (docs/doctor.md).
+
+    ``resolved``: for one agent's Briefing (read, deduplicated, checked against what the
+    harness loads); otherwise a rule's entry on its own, matched only.
+    """
+    return {"entry": entry.text, "source": entry.source, "base": entry.base, "warning": entry.warning,
+            "rule": entry.rule and {"agents": list(entry.rule.patterns), "file": entry.rule.path,
+                                    "index": entry.rule.index},
+            "matches": [{"path": f.name if f.path else None, "file": f.path, "status": file_status(f),
+                         "bytes": f.size, "problem": f.problem, "loaded": f.loaded,
+                         "verdict": file_verdict(f, harness) if resolved or f.problem else "matches"}
+                        for f in entry.files]}
+
+
+def rule_entries(machine, harness, rule):
+    """The FileEntries of one rule on its own (no agent: what the harness loads is not known)."""
+    base = rule_base(rule, machine.project(harness.key).folder)
+    entries = [FileEntry(text, "rule", rule, base) for text in rule.files]
+    for entry in entries:
+        match_entry(machine, entry)
+    return entries
+
+
+def entry_warning_text(entry):
+    where = entry.rule.label() if entry.rule is not None else "the declaration"
+    return "file '%s' in %s %s: it delivers nothing" % (entry.text, where, entry.warning)
