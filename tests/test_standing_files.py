@@ -321,6 +321,39 @@ def test_other_harnesses_deliver_claude_md(sandbox):
     assert got.files == {"CLAUDE.md": "M"}
 
 
+INSTRUCTIONS = ["AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md", ".gemini/GEMINI.md"]
+
+
+@pytest.mark.parametrize("harness, agent, files, delivered", [
+    # Codex 0.169.0: AGENTS.md reaches every agent, roles and built-ins (measured)
+    ("codex", "worker", {}, ["CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md", ".gemini/GEMINI.md"]),
+    ("codex", "rev", {}, ["CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md", ".gemini/GEMINI.md"]),
+    # ... but an AGENTS.override.md replaces it, and Codex cuts one over 32 KiB: briefing delivers it whole
+    ("codex", "worker", {"project/AGENTS.override.md": "O"}, INSTRUCTIONS),
+    ("codex", "worker", {"project/AGENTS.md": "a" * (32 * 1024 + 1)}, INSTRUCTIONS),
+    # Copilot CLI 1.0.102: its general-purpose gets the instruction files; a custom agent and explore none
+    ("copilot", "general-purpose", {}, [".gemini/GEMINI.md"]),
+    ("copilot", "explore", {}, INSTRUCTIONS),
+    ("copilot", "rev", {}, INSTRUCTIONS),
+    # Gemini CLI 0.61.0: the project's GEMINI.md reaches every subagent; .gemini/GEMINI.md does not
+    ("gemini", "generalist", {}, ["AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".gemini/GEMINI.md"]),
+])
+def test_each_harness_loads_its_own_instruction_files(sandbox, harness, agent, files, delivered):
+    from briefing.harnesses import HARNESSES
+    from briefing.machine import Machine
+    from briefing.resolution import resolve
+    tree = {"project/" + f: f for f in INSTRUCTIONS}
+    tree.update(files)
+    tree.update({RULES: rules(("*", INSTRUCTIONS)), CR % "rev": role_toml("rev"),
+                 "project/.github/agents/rev.agent.md": agent_md("rev")})
+    sb = sandbox(tree)
+    env = dict(sb.env(), GEMINI_PROJECT_DIR=str(sb.project), COPILOT_PROJECT_DIR=str(sb.project))
+    briefing = resolve(HARNESSES[harness], Machine(str(sb.project), env), agent)
+    assert [f.name for f in briefing.delivered_files] == delivered
+    loaded = [f for e in briefing.files for f in e.files if f.loaded]
+    assert all(HARNESSES[harness].label in f.loaded for f in loaded) and len(loaded) == 5 - len(delivered)
+
+
 # --------------------------------------------------------------------------------------------
 # 6. Seeing it: the doctor lists entries and matches; --show prints them as delivered; --json
 # --------------------------------------------------------------------------------------------

@@ -304,3 +304,12 @@ def rule_entries(machine, harness, rule):
 def entry_warning_text(entry):
     where = entry.rule.label() if entry.rule is not None else "the declaration"
     return "file '%s' in %s %s: it delivers nothing" % (entry.text, where, entry.warning)
+
+
+def names_in(machine, path, folders):
+    """``path`` relative to each of ``folders`` it lies in (real paths, "/" separators), nearest first."""
+    real = machine.real_path(path)
+    for folder in folders:
+        top = machine.real_path(folder)
+        if is_inside(real, top) and real != top:
+            yield os.path.relpath(real, top).replace(os.sep, "/")

@@ -919,15 +919,11 @@ def claude_loads_file(machine, agent, path, session):
     """
     if agent.name in CLAUDE_SKIPS_MEMORY:
         return None
-    real = machine.real_path(path)
-    for folder in machine.project("claude").folders:
-        top = machine.real_path(folder)
-        if not is_inside(real, top):
-            continue
-        rel = os.path.relpath(real, top).replace(os.sep, "/")
+    from ..standing import names_in
+    for rel in names_in(machine, path, machine.project("claude").folders):
         if rel in CLAUDE_MEMORY_FILES:
             return "Claude Code loads %s into every agent but Explore and Plan" % rel
-        if rel.startswith(".claude/rules/") and rel.endswith(".md") and not claude_rule_is_scoped(real):
+        if rel.startswith(".claude/rules/") and rel.endswith(".md") and not claude_rule_is_scoped(path):
             return "Claude Code loads .claude/rules/ files without paths: into every agent but Explore and Plan"
     return None
 

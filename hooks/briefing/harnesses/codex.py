@@ -608,6 +608,28 @@ def codex_compacted(machine, payload, name):
     return True
 
 
+# Codex 0.169.0 puts the AGENTS.md of the project's folders (the cwd up to the nearest .git) into
+# every agent's first request, its own roles and the built-in worker, explorer and default alike
+# (measured, docs/files.md). Only up to project_doc_max_bytes (32 KiB by default): a longer one,
+# or one beside an AGENTS.override.md (which Codex reads instead), briefing delivers itself.
+CODEX_PROJECT_DOC_BYTES = 32 * 1024
+
+
+def codex_loads_file(machine, agent, path, session):
+    """Why Codex already loads the project file ``path`` into ``agent``, or None (briefing delivers it)."""
+    from ..standing import names_in
+    if not any(rel == "AGENTS.md" for rel in names_in(machine, path, machine.project("codex").folders)):
+        return None
+    if os.path.lexists(os.path.join(os.path.dirname(path), "AGENTS.override.md")):
+        return None
+    try:
+        if os.stat(path).st_size > CODEX_PROJECT_DOC_BYTES:
+            return None
+    except OSError:
+        return None
+    return "Codex loads AGENTS.md into every agent"
+
+
 HARNESS = Harness(
     HARNESSES.record("codex"),
     find_project=find_codex_project,
@@ -625,6 +647,7 @@ HARNESS = Harness(
     builtin_agents=CODEX_BUILTIN_ROLES, default_agent="default",
     agent_names=codex_role_names,
     compacted=codex_compacted,
+    loads_file=codex_loads_file,
     redelivery="at spawn (SubagentStart), and again after every compaction of the agent: at its next "
                "tool call (PostToolUse) or its next turn (UserPromptSubmit), whichever comes first, "
                "as its rollout shows")
