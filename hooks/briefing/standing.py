@@ -261,12 +261,13 @@ def file_verdict(found, harness):
     return "delivered"
 
 
-def file_problem_text(found):
-    """A doctor problem line for a file that refuses the spawn."""
+def file_problem_text(found, where=True):
+    """A doctor problem line for a file that refuses the spawn (``where``: say which rule or declaration)."""
     entry = found.entry
-    where = entry.rule.label() if entry.rule is not None else "the declaration"
     named = "'%s'" % entry.text if found.name == entry.text else "'%s' (from '%s')" % (found.name, entry.text)
-    return "file %s in %s: %s (relative to %s)" % (named, where, found.problem, entry.base)
+    if where:
+        named += " in %s" % (entry.rule.label() if entry.rule is not None else "the declaration")
+    return "file %s: %s (relative to %s)" % (named, found.problem, entry.base)
 
 
 def file_status(found):

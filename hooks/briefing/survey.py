@@ -105,7 +105,7 @@ def rule_report(machine, harnesses):
                 entries = rule_entries(machine, harness, rule)
                 record["harnesses"][key]["files"] = [entry_record(e, harness, False) for e in entries]
                 for entry in entries:
-                    record["problems"] += ["%s: %s" % (harness.label, file_problem_text(f))
+                    record["problems"] += ["%s: %s" % (harness.label, file_problem_text(f, where=False))
                                            for f in entry.files if f.problem]
                     if entry.warning:
                         record["warnings"].append("%s: %s" % (harness.label, entry_warning_text(entry)))
