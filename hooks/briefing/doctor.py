@@ -164,7 +164,7 @@ def files_records(briefing):
     if not briefing or not briefing.files:
         return []
     from .standing import entry_record
-    return [entry_record(entry, briefing.harness) for entry in briefing.files]
+    return [entry_record(entry) for entry in briefing.files]
 
 
 def say_files(say, entry, harness=None):

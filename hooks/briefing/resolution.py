@@ -225,7 +225,8 @@ class Briefing(object):
         elif self.missing:
             # Turned-off skills among unknown ones carry their problem in the one bounded list.
             verb, fix = "references", "Install the skill(s)%s or fix %s." % (
-                ", remove %s," % override if off else "", self.where(self.missing + self.file_problems, shown=True))
+                ", remove %s," % override if off else "",
+                self.where(self.missing + self.file_problems, shown=True))
         elif self.file_problems:
             verb, fix = "declares", "Create or fix the file(s) inside the project, or fix %s." % self.where(
                 self.file_problems, shown=True)

@@ -63,10 +63,6 @@ class FileEntry(object):
         self.files = []  # StandingFile per match; one with a problem when the entry cannot be used
         self.warning = None  # a glob that matched nothing: delivers nothing, the doctor warns
 
-    @property
-    def where(self):
-        return "rule" if self.rule is not None else "declaration"
-
 
 def entry_segments(text):
     """(the entry's path segments, lexically normalised, or None; why it is refused, or None)."""
@@ -249,7 +245,7 @@ def build_entries(machine, harness, agent, rules):
     return entries
 
 
-def file_verdict(found, harness):
+def file_verdict(found):
     """What happens to one matched file at a spawn, in the doctor's words."""
     if found.problem:
         return "refused: %s" % found.problem
@@ -278,7 +274,7 @@ def file_status(found):
     return "loaded-by-harness" if found.loaded else "ok"
 
 
-def entry_record(entry, harness, resolved=True):
+def entry_record(entry, resolved=True):
     """One ``files`` entry as the doctor's JSON carries it (docs/doctor.md).
 
     ``resolved``: for one agent's Briefing (read, deduplicated, checked against what the
@@ -289,7 +285,7 @@ def entry_record(entry, harness, resolved=True):
                                     "index": entry.rule.index},
             "matches": [{"path": f.name if f.path else None, "file": f.path, "status": file_status(f),
                          "bytes": f.size, "problem": f.problem, "loaded": f.loaded,
-                         "verdict": file_verdict(f, harness) if resolved or f.problem else "matches"}
+                         "verdict": file_verdict(f) if resolved or f.problem else "matches"}
                         for f in entry.files]}
 
 

@@ -103,7 +103,7 @@ def rule_report(machine, harnesses):
             if rule.files:
                 from .standing import entry_record, entry_warning_text, file_problem_text, rule_entries
                 entries = rule_entries(machine, harness, rule)
-                record["harnesses"][key]["files"] = [entry_record(e, harness, False) for e in entries]
+                record["harnesses"][key]["files"] = [entry_record(e, False) for e in entries]
                 for entry in entries:
                     record["problems"] += ["%s: %s" % (harness.label, file_problem_text(f, where=False))
                                            for f in entry.files if f.problem]
