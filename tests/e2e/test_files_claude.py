@@ -83,3 +83,36 @@ def test_a_missing_plain_file_refuses_the_spawn(machine):
     assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'Explore' declares undeliverable "
                            "file(s): STANDARDS.md (no such file)"), text
     assert "rule 'Explore' in" in text, text
+
+
+MEMORY = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", ".claude/rules/style.md",
+          ".claude/rules/deep/nested.md", "AGENTS.md")
+
+
+def test_every_agent_gets_each_memory_file_exactly_once_from_claude_code_or_briefing(machine):
+    """The measurement behind claude_loads_file (docs/files.md), kept on every run: with a rule naming
+    every memory file for every agent, each marker is in each subagent's request exactly once, and
+    briefing delivers only what Claude Code does not (all of it to Explore and Plan)."""
+    marks = {f: marker("mem%d" % i) for i, f in enumerate(MEMORY)}
+    types = ["reviewer", "general-purpose", "statusline-setup", "Explore", "Plan"]
+    claude = machine(claude_spawner(types, list(marks.values())))
+    claude.write({"project/" + f: "# %s\n\nMarker: %s\n" % (f, m) for f, m in marks.items()})
+    claude.write({"project/.claude/agents/reviewer.md": unit_agent_md("reviewer", body="Do the task.\n"),
+                  "project/.briefing/rules.json": json.dumps(
+                      {"rules": [{"agents": "*", "files": ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md",
+                                                           ".claude/rules/**/*.md", "AGENTS.md"]}]})})
+
+    ok(claude.run("Look around."))
+    subs = [r for r in claude.server.subagent_requests() if r.has_tools]
+    firsts = {}
+    for request in subs:
+        firsts.setdefault(request.agent_id, request)
+    assert len(firsts) == len(types)
+    delivered = []
+    for request in firsts.values():  # in spawn order
+        for name, mark in marks.items():
+            assert request.all_text.count(mark) == 1, (name, request.all_text.count(mark))
+        delivered.append(sorted(rebuild(subagent_parts(request)).files))
+    own = ["AGENTS.md"]  # no Claude Code agent gets AGENTS.md by itself
+    assert delivered == [own, own, own, sorted(MEMORY), sorted(MEMORY)], delivered
+    assert all(BRIEFED in r for r in reports(claude.server)), reports(claude.server)
