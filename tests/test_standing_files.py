@@ -224,8 +224,18 @@ def test_a_missing_file_in_a_declaration_names_the_agent_file(sandbox):
 def test_missing_skills_and_files_are_named_together(sandbox):
     sb = sandbox({PA % "rev": declaring("rev", ["gone.md"], skills=["ghost"])})
     _, reason = brief(sb, "rev")
-    assert reason.startswith("briefing: agent 'rev' references unknown skill(s): ghost; "
-                             "undeliverable file(s): gone.md (no such file)"), reason
+    assert reason.startswith("briefing: agent 'rev' references unknown skill(s) or undeliverable file(s): "
+                             "ghost, gone.md (no such file). Install the skill(s) or fix the declaration in "), reason
+
+
+def test_a_refusal_naming_many_files_stays_bounded(sandbox):
+    from briefing.constants import DENY_LIMIT, REFUSAL_NAMES
+    long = ["%s-%03d.md" % ("x" * 200, i) for i in range(40)]
+    sb = sandbox({PA % "rev": declaring("rev", long[:20], skills=["g%d" % i for i in range(20)]),
+                  RULES: rules(("r*", ["../%s" % n for n in long[20:]]))})
+    _, reason = brief(sb, "rev")
+    assert len(reason.encode("utf-8")) < DENY_LIMIT and REFUSAL_NAMES == 8, len(reason)
+    assert "\u2026 and 52 more (`briefing-doctor --show rev` lists them all)" in reason, reason
 
 
 # --------------------------------------------------------------------------------------------

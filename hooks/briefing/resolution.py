@@ -181,9 +181,11 @@ class Briefing(object):
 
     def problem(self):
         """What is wrong, in words that every refusal text shares (see ``listed``)."""
+        if self.file_problems and self.missing:
+            # One bounded list for both (see REFUSAL_NAMES), skills first.
+            return "unknown skill(s) or undeliverable file(s): %s" % self.listed(self.missing + self.file_problems)
         if self.file_problems:
-            files = "undeliverable file(s): %s" % self.listed(self.file_problems)
-            return "%s; %s" % (self.skill_problem(), files) if self.missing else files
+            return "undeliverable file(s): %s" % self.listed(self.file_problems)
         return self.skill_problem()
 
     def skill_problem(self):
@@ -231,8 +233,8 @@ class Briefing(object):
             verb, fix = "declares", "Create or fix the file(s) inside the project, or fix %s." % self.where(
                 self.file_problems, shown=True)
         else:
-            verb, fix = "needs", "Declare fewer or smaller skills or files in %s." % self.where(
-                self.items, shown=True)
+            verb, fix = "needs", "Declare fewer or smaller skills%s in %s." % (
+                " or files" if self.delivered_files else "", self.where(self.items, shown=True))
         return "%s %s. %s" % (verb, self.problem(), fix)
 
     def audit(self):
