@@ -18,6 +18,10 @@ is labelled::
 The seal never occurs inside any skill text, so the first closing tag that
 carries it ends the element. ``fragment`` appears only on a skill split
 across parts; the fragments, joined in order, are the body exactly.
+
+Project files (docs/files.md) come after the skills, framed the same way by
+their project-relative path: ``<file path="CLAUDE.md" seal="…">`` … ``</file
+seal="…">``, fragments included; ``Rebuilt.files`` holds them by path.
 """
 import re
 
@@ -27,6 +31,11 @@ PART_OPEN = re.compile(
 ABORT_OPEN = re.compile(r'<briefing agent="(?P<agent>[^"]*)" status="abort"')
 SKILL_OPEN = re.compile(
     r'<skill name="(?P<name>[^"]*)" dir="(?P<dir>[^"]*)"'
+    r'(?: fragment="(?P<j>\d+)/(?P<m>\d+)")? seal="(?P<seal>[0-9a-f]+)">\n'
+)
+
+FILE_OPEN = re.compile(
+    r'<file path="(?P<name>[^"]*)"'
     r'(?: fragment="(?P<j>\d+)/(?P<m>\d+)")? seal="(?P<seal>[0-9a-f]+)">\n'
 )
 
@@ -52,6 +61,8 @@ class Rebuilt:
         self.skills = {}  # name -> body, rebuilt from its fragments
         self.dirs = {}  # name -> dir attribute (unescaped)
         self.order = []  # skill names in the order of their first fragment
+        self.files = {}  # project-relative path -> file text, rebuilt from its fragments
+        self.file_order = []  # file paths in the order of their first fragment
         self.aborted = False
 
 
@@ -62,7 +73,7 @@ def rebuild(contexts):
     mixed seals, missing parts or fragments, an element without its end.
     """
     result = Rebuilt()
-    fragments = {}  # name -> {j: (m, text, part_index)}
+    fragments = {}  # (kind, name) -> {j: (m, text, part_index, position in the part)}
     for text in contexts:
         if ABORT_OPEN.match(text):
             result.aborted = True
@@ -77,22 +88,29 @@ def rebuild(contexts):
         i, n = int(head.group("i")), int(head.group("n"))
         assert i not in result.parts, "part %d arrived twice" % i
         result.parts[i] = n
-        close = '\n</skill seal="%s">' % seal
         end_of_part = '</briefing seal="%s">' % seal
         assert text.rstrip("\n").endswith(end_of_part), "part %d lacks its closing line" % i
         pos = head.end()
         while True:
-            found = SKILL_OPEN.search(text, pos)
-            if not found or found.start() >= text.rindex(end_of_part):
+            # The next element, a skill or a file, whichever opens first.
+            opens = [(m.start(), kind, m) for kind, m in (("skill", SKILL_OPEN.search(text, pos)),
+                                                          ("file", FILE_OPEN.search(text, pos))) if m]
+            if not opens:
                 break
-            assert found.group("seal") == seal, "skill element with a foreign seal"
+            _, kind, found = min(opens, key=lambda t: t[0])
+            if found.start() >= text.rindex(end_of_part):
+                break
+            assert found.group("seal") == seal, "%s element with a foreign seal" % kind
+            close = '\n</%s seal="%s">' % (kind, seal)
             stop = text.find(close, found.end())
-            assert stop >= 0, "skill element without its closing tag"
+            assert stop >= 0, "%s element without its closing tag" % kind
             name = unescape(found.group("name"))
             j, m = int(found.group("j") or 1), int(found.group("m") or 1)
-            assert j not in fragments.setdefault(name, {}), "fragment %d of %s twice" % (j, name)
-            fragments[name][j] = (m, text[found.end():stop], i)
-            result.dirs[name] = unescape(found.group("dir"))
+            key = (kind, name)
+            assert j not in fragments.setdefault(key, {}), "fragment %d of %s twice" % (j, name)
+            fragments[key][j] = (m, text[found.end():stop], i, found.start())
+            if kind == "skill":
+                result.dirs[name] = unescape(found.group("dir"))
             pos = stop + len(close)
     counts = set(result.parts.values())
     assert len(counts) <= 1, "parts disagree on how many there are: %r" % counts
@@ -101,10 +119,16 @@ def rebuild(contexts):
         assert sorted(result.parts) == list(range(1, n + 1)), "parts missing: have %r of %d" % (
             sorted(result.parts), n)
     firsts = []
-    for name, pieces in fragments.items():
+    for (kind, name), pieces in fragments.items():
         (m,) = {piece[0] for piece in pieces.values()}
         assert sorted(pieces) == list(range(1, m + 1)), "fragments of %s missing" % name
-        result.skills[name] = "".join(pieces[j][1] for j in range(1, m + 1))
-        firsts.append((pieces[1][2], name))
-    result.order = [name for _, name in sorted(firsts, key=lambda t: t[0])]
+        (result.skills if kind == "skill" else result.files)[name] = "".join(
+            pieces[j][1] for j in range(1, m + 1))
+        firsts.append((pieces[1][2], pieces[1][3], kind, name))
+    firsts.sort(key=lambda t: t[:2])
+    result.order = [name for _, _, kind, name in firsts if kind == "skill"]
+    result.file_order = [name for _, _, kind, name in firsts if kind == "file"]
+    if result.order and result.file_order:
+        last_skill = max(t[:2] for t in firsts if t[2] == "skill")
+        assert all(t[:2] > last_skill for t in firsts if t[2] == "file"), "a file before a skill"
     return result

@@ -38,6 +38,8 @@ FILES = {
     "home/.gemini/agents/gem.md": "---\nname: gem\ndescription: d\n---\n"
                                   '<!-- briefing: skills = ["style"] -->\nBody.\n',
     "home/.gemini/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
+    "project/.claude/agents/filed.md": agent_md("filed", extra="briefing:\n  files: [docs/*.md]"),
+    "project/docs/notes.md": "NOTES\n",
 }
 
 # (row, payload and args and env, the one harness module it may load, what else it may load)
@@ -46,6 +48,9 @@ ROWS = [
     ("claude guard", lambda sb: (sb.guard("broken"), (), {}), "claude", {"briefing.private"}),
     ("claude brief", lambda sb: (sb.spawn("good"), ("--part", "1"), {}), "claude", set()),
     ("claude part 2", lambda sb: (sb.spawn("good"), ("--part", "2"), {}), "claude", set()),
+    # Issue 30: standing.py only for a declaration (or rule) that names files.
+    ("claude brief with files", lambda sb: (sb.spawn("filed"), ("--part", "1"), {}), "claude",
+     {"briefing.standing"}),
     ("codex guard", lambda sb: (sb.guard("broken", "codex"), (), {}), "codex", {"briefing.private"}),
     ("codex brief", lambda sb: (sb.spawn("role", "codex"), ("--part", "1"), {}), "codex", set()),
     ("copilot brief", lambda sb: (sb.spawn("good", "copilot"), ("--part", "1"), sb.copilot_env()),
@@ -56,7 +61,7 @@ ROWS = [
                                  {"GEMINI_SESSION_ID": "g", "GEMINI_PROJECT_DIR": str(sb.project)}),
      "gemini", set()),
     ("claude pre-flight", lambda sb: (sb.payload("SessionStart", source="startup"), ("--part", "1"), {}),
-     "claude", {"briefing.survey", "briefing.private"}),
+     "claude", {"briefing.survey", "briefing.private", "briefing.standing"}),  # the survey builds filed's briefing too
     ("claude subagent compacted", lambda sb: (sb.payload("SessionStart", source="compact", agent_id="a1",
                                                          agent_type="good"), ("--part", "1"), {}), "claude", set()),
     # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
@@ -108,6 +113,7 @@ def test_a_hook_run_imports_only_its_harness(sandbox, row, build, harness, extra
     assert not {"briefing.doctor", "briefing.hooks_files"} & modules, modules
     assert "briefing.survey" not in modules or "briefing.survey" in extra, modules
     assert "briefing.private" not in modules or "briefing.private" in extra, modules
+    assert ("briefing.standing" in modules) == ("briefing.standing" in extra), modules
 
 
 def test_the_doctor_loads_the_doctor(sandbox):

@@ -11,6 +11,8 @@ Read in this order (each imports only modules above it, except where it says so)
     toml_subset   Codex role files and config, the comment declarations
     files         reading files safely, paths as people see them, the plugin root
     rules         .briefing/rules.json: parse, read, match
+    standing      project files in rules and declarations: entries, globs, inside the project
+                  (imported only when a rule or declaration names files)
     lookup        discovery that harnesses share: agent files, skill candidates
     substitution  a skill body as its harness renders it (variables, commands)
     rendering     framing, seals and parts

@@ -76,6 +76,7 @@ def doctor(argv, out=None):
             "harness": harness, "agent": name, "file": os.path.relpath(path, cwd) if path else None,
             "status": status, "problems": problems, "warnings": warnings,
             "skills": [skill_record(s, briefing) for s in (briefing.checked if briefing else [])],
+            "files": files_records(briefing),
             "total_bytes": briefing.total_bytes if briefing else 0,
             "limit_bytes": briefing.limit_bytes if briefing else HARNESSES[harness].capacity(name or "", []),
         })
@@ -127,7 +128,9 @@ def doctor(argv, out=None):
             say("        %-8s %-24s %-10s %s%s%s\n", skill["source"], skill["name"], size, where, note,
                 "  (rule %s)" % ", ".join("'%s'" % p for p in skill["rule"]["agents"])
                 if skill.get("rule") else "")
-        if row["skills"]:
+        for entry in row["files"]:
+            say_files(say, entry)
+        if row["skills"] or row["files"]:
             say("        total %d of %d bytes deliverable\n", row["total_bytes"], row["limit_bytes"])
         for text in row["problems"]:
             say("        FAIL: %s\n", text)
@@ -137,7 +140,8 @@ def doctor(argv, out=None):
         scope = ", ".join(rule["harness"]) if rule["harness"] else "every harness"
         out.write(status_word(rule["status"]))
         say("  rule   %s -> %s  (%s #%d, %s)\n", ", ".join("'%s'" % p for p in rule["agents"]),
-            ", ".join(rule["skills"]) or "(no skills)", display_path(rule["file"]), rule["index"], scope)
+            ", ".join(rule["skills"] + ["file %s" % f for f in rule["files"]]) or "(no skills)",
+            display_path(rule["file"]), rule["index"], scope)
         for pattern, by in sorted(rule["overridden"].items()):
             say("        '%s' is overridden by rule #%d of %s\n", pattern, by["index"], display_path(by["file"]))
         for key, detail in rule["harnesses"].items():
@@ -145,6 +149,8 @@ def doctor(argv, out=None):
                 where = os.path.relpath(skill["path"], cwd) if skill["path"] else "-"
                 say("        %-8s %-24s %s%s\n", key, skill["name"], where,
                     "" if skill["status"] == "ok" else "  [%s]" % skill["status"])
+            for entry in detail.get("files", ()):
+                say_files(say, entry, key)
             say("        %-8s applies to: %s\n", key, ", ".join(detail["applies_to"]) or
                 "no known agent (it applies when one is spawned)")
         for text in rule["problems"]:
@@ -170,6 +176,26 @@ def doctor(argv, out=None):
             out.write(status_word(check["status"]))
             say("  check  %s: %s\n", check["name"], check["detail"])
     return 1 if failed else 0
+
+
+def files_records(briefing):
+    """The doctor's record of every ``files`` entry of a Briefing (docs/doctor.md): [] when none."""
+    if not briefing or not briefing.files:
+        return []
+    from .standing import entry_record
+    return [entry_record(entry) for entry in briefing.files]
+
+
+def say_files(say, entry, harness=None):
+    """A ``files`` entry and what it matches, for people."""
+    label = harness or ("rule" if entry["rule"] else "briefing")
+    if not entry["matches"]:
+        say("        %-8s file %-19s (matches no file)\n", label, entry["entry"])
+    for match in entry["matches"]:
+        shown = match["path"] or entry["entry"]
+        size = "%d B" % match["bytes"] if match["bytes"] is not None else "-"
+        say("        %-8s file %-19s %-10s%s  [%s]\n", label, shown, size,
+            "" if shown == entry["entry"] else " (from '%s')" % entry["entry"], match["verdict"])
 
 
 def plugin_version():
@@ -273,8 +299,11 @@ def doctor_show(machine, name, harnesses, as_json, out):
                        # every one: the refusal texts name the first REFUSAL_NAMES and send here
                        "problems": verdict(briefing, None)[1],
                        "skills": [s.name for s in briefing.delivered],
+                       "files": [f.name for f in briefing.delivered_files],
+                       "declared_files": files_records(briefing),
                        "rules": [{"agents": list(r.patterns), "file": r.path, "index": r.index,
-                                  "skills": [s.name for s in briefing.checked if s.rule is r]}
+                                  "skills": [s.name for s in briefing.checked if s.rule is r],
+                                  "files": list(r.files)}
                                  for r in briefing.rules],
                        "declared": [{"name": s.name, "source": s.source, "verdict": briefing.verdict_of(s),
                                      "origin": s.origin, "path": s.path,
@@ -305,7 +334,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
         for rule in entry.get("rules", ()):
             out.write(for_people("    rule %s (%s #%d): %s\n" % (
                 ", ".join("'%s'" % p for p in rule["agents"]), display_path(rule["file"]), rule["index"],
-                ", ".join(rule["skills"]) or "nothing new (declared already)")))
+                ", ".join(rule["skills"] + rule.get("files", [])) or "nothing new (declared already)")))
         for declared in entry.get("declared", []):
             out.write(for_people("    %-8s %s: %s%s\n" % (
                 declared["source"], declared["name"], declared["verdict"], " (private skill %s)" % display_path(
@@ -314,6 +343,12 @@ def doctor_show(machine, name, harnesses, as_json, out):
                 out.write(for_people("             rendered as %s renders it: %s\n" % (
                     HARNESSES[entry["harness"]].label, ", ".join(
                         "%s x%d" % (t["token"], t["count"]) for t in declared["rendered"]))))
+        for declared in entry.get("declared_files", ()):
+            for match in declared["matches"] or [{"path": None, "verdict": "matches no file"}]:
+                out.write(for_people("    %-8s file %s%s: %s\n" % (
+                    "rule" if declared["rule"] else "briefing", match["path"] or declared["entry"],
+                    "" if match["path"] in (None, declared["entry"]) else " (from '%s')" % declared["entry"],
+                    match["verdict"])))
         count = len(entry["parts"])
         for part in entry["parts"]:
             out.write("--- part %d of %d: %d characters, %d bytes (%s) ---\n" % (

@@ -90,7 +90,7 @@ def load_md_agent(path, name, harness):
     if fm.name != name:
         return None
     return Agent(harness, name, path, skills=dedupe(fm.skills), native=dedupe(fm.native),
-                 wildcard_rules=fm.wildcard_rules)
+                 wildcard_rules=fm.wildcard_rules, files=dedupe(fm.files))
 
 
 def key_line_mentions(lines, key, separator, name):
@@ -277,9 +277,9 @@ def declaring_md_agents(harness, roots, fast=(".md",), builtins=(), fileless=(),
             if name in seen:
                 continue
             seen.add(name)
-            if fm.skills or fm.native or every:
+            if fm.skills or fm.native or fm.files or every:
                 yield Agent(harness, name, path, skills=dedupe(fm.skills), native=dedupe(fm.native),
-                            wildcard_rules=fm.wildcard_rules), None
+                            wildcard_rules=fm.wildcard_rules, files=dedupe(fm.files)), None
 
 
 def winners_in_tree(root, fast, named, builtins):

@@ -32,23 +32,24 @@ class Unreadable(Exception):
 class Frontmatter(object):
     """What briefing reads from an agent's YAML frontmatter."""
 
-    __slots__ = ("name", "skills", "native", "wildcard_rules")
+    __slots__ = ("name", "skills", "native", "wildcard_rules", "files")
 
-    def __init__(self, name=None, skills=None, native=None, wildcard_rules=True):
+    def __init__(self, name=None, skills=None, native=None, wildcard_rules=True, files=None):
         self.name = name  # frontmatter `name`, or None
         self.skills = skills  # briefing.skills, or None when not declared
         self.native = native  # Claude Code's own `skills:`, or None
         self.wildcard_rules = wildcard_rules  # briefing.wildcard-rules (README "Rules")
+        self.files = files  # briefing.files: project files (docs/files.md), or None
 
 
 class Agent(object):
     """An agent file found for a name, with its declaration (or why it has none)."""
 
     __slots__ = ("harness", "name", "path", "skills", "native", "legacy", "error", "warnings",
-                 "wildcard_rules")
+                 "wildcard_rules", "files")
 
     def __init__(self, harness, name, path, skills=None, native=None, legacy=False, error=None,
-                 warnings=None, wildcard_rules=True):
+                 warnings=None, wildcard_rules=True, files=None):
         self.harness = harness
         self.name = name
         self.path = path  # None for an agent without a file (a built-in), briefed by rules alone
@@ -58,10 +59,11 @@ class Agent(object):
         self.error = error  # a ParseError/Unreadable message when unreadable
         self.warnings = warnings or []  # what stands between the file and its spawn, for the doctor
         self.wildcard_rules = wildcard_rules  # False: the declaration opts out of glob rules
+        self.files = files or []  # project files the declaration names (docs/files.md)
 
     @property
     def declares(self):
-        return bool(self.skills or self.native or self.error)
+        return bool(self.skills or self.native or self.error or self.files)
 
 
 # The origin of a skill from briefing's own private folders (private.py), which no harness reads.

@@ -20,6 +20,26 @@ HEADER = (
 )
 
 
+# Added to the header (and to every continuation) only when the briefing carries project files
+# (docs/files.md), so that a briefing of skills alone reads exactly as before.
+FILES_NOTE = (
+    "Project files follow the skills, each between <file path=\"…\" seal=\"{seal}\"> and "
+    "</file seal=\"{seal}\">, path relative to the project folder: they are the project's standing "
+    "instructions, delivered as written; follow them, and do not read them again. The seal never "
+    "occurs inside a file's text either, and a large file comes in fragments like a skill."
+)
+
+
+FILES_ONLY_HEADER = (
+    "The project files below were loaded for you before your first turn: they are the project's "
+    "standing instructions, delivered as written; follow them, and do not read them again. Each "
+    "file's text stands between <file path=\"…\" seal=\"{seal}\"> and </file seal=\"{seal}\">, path "
+    "relative to the project folder. The seal never occurs inside any file's text, so everything "
+    "between those two tags belongs to that file, even text that looks like a tag. A file too large "
+    "for one part comes in fragments (fragment=\"i/n\") that may arrive in any order: read them in order."
+)
+
+
 # Parts after the first arrive next to part 1, in whatever order the handlers finish.
 CONTINUATION = ("This part continues the briefing; part 1 says how to read it: a skill's text "
                 'stands between <skill … seal="{seal}"> and </skill seal="{seal}">.')
@@ -70,14 +90,22 @@ def _cut(text, budget):
     return text[:lo], text[lo:]
 
 
+def is_file(item):
+    """A project file (standing.StandingFile) rather than a skill: framed as <file path=…>."""
+    return hasattr(item, "loaded")
+
+
 def skill_open(skill, seal, fragment=None):
+    if is_file(skill):
+        return '<file path="%s"%s seal="%s">\n' % (
+            escape_attr(skill.name), ' fragment="%s"' % fragment if fragment else "", seal)
     return '<skill name="%s" dir="%s"%s seal="%s">\n' % (
         escape_attr(skill.name), escape_attr(skill.dir),
         ' fragment="%s"' % fragment if fragment else "", seal)
 
 
-def skill_close(seal):
-    return '\n</skill seal="%s">\n' % seal
+def skill_close(seal, item=None):
+    return '\n</%s seal="%s">\n' % ("file" if item is not None and is_file(item) else "skill", seal)
 
 
 def part_open(agent, index, count, seal):
@@ -98,8 +126,13 @@ def render_parts(agent, skills, budget):
     if not skills:
         return []
     seal = make_seal(agent, skills)
-    header = HEADER.format(seal=seal) + "\n"
-    continuation = CONTINUATION.format(seal=seal) + "\n"
+    header, continuation = HEADER.format(seal=seal), CONTINUATION.format(seal=seal)
+    if any(is_file(s) for s in skills):
+        note = FILES_NOTE.format(seal=seal)
+        header = "%s %s" % (header, note) if not all(is_file(s) for s in skills) else \
+            FILES_ONLY_HEADER.format(seal=seal)
+        continuation = "%s %s" % (continuation, note)
+    header, continuation = header + "\n", continuation + "\n"
     if budget is None:
         layout = [[(s, None, s.body) for s in skills]]
     else:
@@ -123,7 +156,7 @@ def render_parts(agent, skills, budget):
             total = pieces_of[id(skill)]
             seen[id(skill)] = seen.get(id(skill), 0) + 1
             fragment = "%d/%d" % (seen[id(skill)], total) if total > 1 else None
-            chunks += [skill_open(skill, seal, fragment), text, skill_close(seal)]
+            chunks += [skill_open(skill, seal, fragment), text, skill_close(seal, skill)]
         chunks.append(part_close(seal))
         out.append("".join(chunks))
     return out
@@ -144,7 +177,7 @@ def _pack(skills, seal, rooms, keep_whole):
         return room
 
     for skill in skills:
-        overhead = _utf8_len(skill_open(skill, seal, "99/99") + skill_close(seal))
+        overhead = _utf8_len(skill_open(skill, seal, "99/99") + skill_close(seal, skill))
         if overhead + MIN_FRAGMENT > min(first, room):
             return None  # a dir so long that not even a fragment fits
         need = overhead + skill.size
@@ -174,8 +207,10 @@ def split_capacity(agent, skills, budget):
     """
     seal = "0" * 16
     fixed = PARTS * _utf8_len(part_open(agent, 99, 99, seal) + part_close(seal))
+    note = _utf8_len(" " + FILES_NOTE.format(seal=seal)) if any(is_file(s) for s in skills) else 0
     fixed += _utf8_len(HEADER.format(seal=seal)) + (PARTS - 1) * _utf8_len(CONTINUATION.format(seal=seal))
-    framing = [_utf8_len(skill_open(s, seal, "99/99") + skill_close(seal)) for s in skills] or [0]
+    fixed += PARTS * note
+    framing = [_utf8_len(skill_open(s, seal, "99/99") + skill_close(seal, s)) for s in skills] or [0]
     cuts = (PARTS - 1) * (max(framing) + 200)
     return PARTS * budget - fixed - PARTS - sum(framing) - cuts
 
@@ -183,13 +218,14 @@ def split_capacity(agent, skills, budget):
 def render_abort(briefing):
     """The instruction an agent gets instead of a partial briefing."""
     agent = briefing.agent
-    if briefing.missing:
-        names = briefing.listed(briefing.missing)
-        why = "%d of the %d it declares" % (len(briefing.missing), len(briefing.checked))
+    failing = briefing.missing + briefing.file_problems
+    if failing:
+        names = briefing.listed(failing)
+        why = "%d of the %d it declares" % (len(failing), len(briefing.checked) + sum(
+            len(entry.files) for entry in briefing.files))
     else:
-        names = briefing.listed(briefing.delivered, problems=False)
+        names = briefing.listed(briefing.items, problems=False)
         why = "the briefing is %d bytes, more than the %d that can be delivered whole" % (
             briefing.total_bytes, briefing.limit_bytes)
-    body = ABORT.format(why=why, names=names, where=briefing.where(
-        briefing.missing or briefing.delivered, shown=True))
+    body = ABORT.format(why=why, names=names, where=briefing.where(failing or briefing.items, shown=True))
     return '<briefing agent="%s" status="abort">\n%s\n</briefing>' % (escape_attr(agent.name), body)

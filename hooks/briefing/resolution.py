@@ -25,8 +25,11 @@ class Briefing(object):
     the skills of the ``rules`` that apply to the agent (``source == "rule"``).
     """
 
-    def __init__(self, agent, checked, delivered, session=False, rules=(), renderings=None):
+    def __init__(self, agent, checked, delivered, session=False, rules=(), renderings=None, files=(),
+                 delivered_files=()):
         self.agent = agent
+        self.files = list(files)  # standing.FileEntry per ``files`` entry: the declaration's, then the rules'
+        self.delivered_files = list(delivered_files)  # standing.StandingFile the hook injects, after the skills
         self.harness = HARNESSES[agent.harness]
         self.checked = checked
         self.delivered = delivered
@@ -38,6 +41,16 @@ class Briefing(object):
     @property
     def missing(self):
         return [s for s in self.checked if s.problem]
+
+    @property
+    def file_problems(self):
+        """The files that refuse the spawn: a missing plain path, one outside the project, unreadable."""
+        return [f for entry in self.files for f in entry.files if f.problem]
+
+    @property
+    def items(self):
+        """What the hook delivers, in order: the skills, then the project files."""
+        return self.delivered + self.delivered_files
 
     def rendering_of(self, skill):
         """How the harness renders ``skill`` (a substitution.Rendering), or None: delivered as written."""
@@ -85,16 +98,16 @@ class Briefing(object):
 
     @property
     def total_bytes(self):
-        return sum(s.size or 0 for s in self.delivered if not s.problem)
+        return sum(s.size or 0 for s in self.items if not s.problem)
 
     @property
     def limit_bytes(self):
         """How many bytes of skill text this harness can take whole for this agent."""
-        return self.harness.capacity(self.agent.name, self.delivered)
+        return self.harness.capacity(self.agent.name, self.items)
 
     @property
     def too_large(self):
-        if self.missing or not self.delivered:
+        if self.missing or self.file_problems or not self.items:
             return False
         if self.harness.part_budget is None:
             return self.total_bytes > self.harness.whole_limit
@@ -103,7 +116,7 @@ class Briefing(object):
     @property
     def denies(self):
         """Refuse the spawn: a declared skill is missing, or the briefing cannot be delivered whole."""
-        return bool(self.missing) or self.too_large
+        return bool(self.missing) or bool(self.file_problems) or self.too_large
 
     @property
     def deliverable(self):
@@ -112,7 +125,7 @@ class Briefing(object):
     def parts(self):
         """The rendered parts under this harness's limits, or None when they cannot carry it."""
         if self._parts is None:
-            self._parts = self.harness.render(self.agent.name, self.delivered) or []
+            self._parts = self.harness.render(self.agent.name, self.items) or []
         return self._parts or None
 
     def where(self, skills, shown=False):
@@ -168,6 +181,14 @@ class Briefing(object):
 
     def problem(self):
         """What is wrong, in words that every refusal text shares (see ``listed``)."""
+        if self.file_problems and self.missing:
+            # One bounded list for both (see REFUSAL_NAMES), skills first.
+            return "unknown skill(s) or undeliverable file(s): %s" % self.listed(self.missing + self.file_problems)
+        if self.file_problems:
+            return "undeliverable file(s): %s" % self.listed(self.file_problems)
+        return self.skill_problem()
+
+    def skill_problem(self):
         if self.missing and all(is_off(s) for s in self.missing):
             return "skill(s) that a setting turned off: %s" % self.listed(self.missing)
         if self.missing and all(self.unrendered(s) for s in self.missing):
@@ -179,7 +200,7 @@ class Briefing(object):
             return "unknown skill(s): %s" % self.listed(self.missing)
         if self.too_large:
             return "a briefing of %d bytes (%s), more than the %d bytes %s can deliver whole (%s)" % (
-                self.total_bytes, self.listed(self.delivered, problems=False), self.limit_bytes,
+                self.total_bytes, self.listed(self.items, problems=False), self.limit_bytes,
                 self.harness.label, self.harness.delivery())
         return ""
 
@@ -206,21 +227,25 @@ class Briefing(object):
         elif self.missing:
             # Turned-off skills among unknown ones carry their problem in the one bounded list.
             verb, fix = "references", "Install the skill(s)%s or fix %s." % (
-                ", remove %s," % override if off else "", self.where(self.missing, shown=True))
+                ", remove %s," % override if off else "",
+                self.where(self.missing + self.file_problems, shown=True))
+        elif self.file_problems:
+            verb, fix = "declares", "Create or fix the file(s) inside the project, or fix %s." % self.where(
+                self.file_problems, shown=True)
         else:
-            verb, fix = "needs", "Declare fewer or smaller skills in %s." % self.where(
-                self.delivered, shown=True)
+            verb, fix = "needs", "Declare fewer or smaller skills%s in %s." % (
+                " or files" if self.delivered_files else "", self.where(self.items, shown=True))
         return "%s %s. %s" % (verb, self.problem(), fix)
 
     def audit(self):
         # Sizes are those of the text delivered: after the harness's rendering.
-        names = ", ".join(s.name for s in self.delivered)
+        names = ", ".join(s.name for s in self.items)
         line = "briefing: %s \u2190 %s (%.1f kB)" % (self.agent.name, names, self.total_bytes / 1000.0)
         skipped = [s.name for s in self.checked if s.source == "briefing" and s not in self.delivered]
         if skipped and not self.session:
             line += "; preloaded natively: %s" % ", ".join(skipped)
         for rule in self.rules:
-            mine = [s.name for s in self.delivered if s.rule is rule]
+            mine = [s.name for s in self.items if s.rule is rule]
             if mine:
                 line += "; from %s: %s" % (rule.label(), ", ".join(mine))
         covered = [s for s in self.checked if s.source == "native" and s.skip and not s.problem]
@@ -322,7 +347,13 @@ def build_briefing(agent, machine, session=False, rules=None):
                 continue
             skill.body, skill.size = rendering.text, rendering.size
         delivered.append(skill)
-    return Briefing(agent, checked, delivered, session, rules, renderings)
+    entries, files = (), ()
+    if agent.files or any(rule.files for rule in rules):
+        # Project files (docs/files.md): after the skills, each once, none the harness already loads.
+        from .standing import build_entries, resolve_entries
+        entries = build_entries(machine, harness, agent, rules)
+        files = resolve_entries(machine, entries, lambda path: harness.loads_file(machine, agent, path, session))
+    return Briefing(agent, checked, delivered, session, rules, renderings, entries, files)
 
 
 def resolve_skill(harness, machine, name, source):

@@ -27,9 +27,9 @@ USER_RULES_FILE = os.path.join("briefing", "rules.json")
 class Rule(object):
     """One rule of a rules file: agent patterns and the skills it gives every agent they match."""
 
-    __slots__ = ("patterns", "skills", "harnesses", "path", "scope", "index", "overridden")
+    __slots__ = ("patterns", "skills", "harnesses", "path", "scope", "index", "overridden", "files")
 
-    def __init__(self, patterns, skills, harnesses, path=None, scope=None, index=0):
+    def __init__(self, patterns, skills, harnesses, path=None, scope=None, index=0, files=()):
         self.patterns = patterns  # exact agent names, or globs with * and ?
         self.skills = skills  # names, deduplicated, in the order written
         self.harnesses = harnesses  # harness keys it is limited to, or None: every harness
@@ -37,6 +37,7 @@ class Rule(object):
         self.scope = scope  # "project" or "user"
         self.index = index  # 1-based position in its file
         self.overridden = {}  # pattern -> the Rule of a nearer file with that pattern and harnesses
+        self.files = list(files)  # project files (paths or globs) it gives them too (docs/files.md)
 
     def in_harness(self, harness_key):
         return self.harnesses is None or harness_key in self.harnesses
@@ -62,7 +63,7 @@ class Rule(object):
 RULES_TOP_KEYS = ("rules", "description")
 
 
-RULE_KEYS = ("agents", "skills", "harness", "description")
+RULE_KEYS = ("agents", "skills", "files", "harness", "description")
 
 
 def _names(value, what, allow_empty):
@@ -117,19 +118,21 @@ def parse_rules(text):
         if unknown:
             raise ParseError("%s: unknown key(s) %s; a rule has %s" % (
                 where, ", ".join(map(repr, unknown)), ", ".join(RULE_KEYS)))
-        for key in ("agents", "skills"):
-            if key not in entry:
-                raise ParseError("%s has no %r" % (where, key))
+        if "agents" not in entry:
+            raise ParseError("%s has no 'agents'" % where)
+        if "skills" not in entry and "files" not in entry:
+            raise ParseError("%s has no 'skills' (nor 'files')" % where)
         patterns = _names(entry["agents"], "%s.agents" % where, False)
         for pattern in patterns:
             if not valid_agent_pattern(pattern):
                 raise ParseError("%s.agents: %r is not an agent name or glob (name, plugin:name, "
                                  "with * and ?)" % (where, pattern))
-        skills = _names(entry["skills"], "%s.skills" % where, True)
+        skills = _names(entry.get("skills", []), "%s.skills" % where, True)
+        files = _names(entry.get("files", []), "%s.files" % where, True)
         harnesses = None
         if entry.get("harness") is not None:
             harnesses = tuple(_names(entry["harness"], "%s.harness" % where, False))
-        rules.append(Rule(tuple(patterns), skills, harnesses, index=index))
+        rules.append(Rule(tuple(patterns), skills, harnesses, index=index, files=files))
     return rules
 
 

@@ -79,6 +79,7 @@ def rule_report(machine, harnesses):
                     "agents": list(rule.patterns), "file": rule.path, "scope": rule.scope,
                     "index": rule.index, "skills": list(rule.skills),
                     "harness": list(rule.harnesses) if rule.harnesses else None,
+                    "files": list(rule.files),
                     "overridden": {p: {"file": r.path, "index": r.index} for p, r in rule.overridden.items()},
                     "status": "ok", "problems": [], "warnings": [], "harnesses": {}}
                 records.append(by_id[ident])
@@ -99,6 +100,19 @@ def rule_report(machine, harnesses):
                     "path": s.path, "bytes": s.size, "origin": s.origin, "problem": s.problem}
                     for s in skills],
                 "applies_to": applies}
+            if rule.files:
+                from .standing import entry_record, entry_warning_text, file_problem_text, rule_entries
+                entries = rule_entries(machine, harness, rule)
+                record["harnesses"][key]["files"] = [entry_record(e, False) for e in entries]
+                for entry in entries:
+                    record["problems"] += ["%s: %s" % (harness.label, file_problem_text(f, where=False))
+                                           for f in entry.files if f.problem]
+                    if entry.warning:
+                        record["warnings"].append("%s: %s" % (harness.label, entry_warning_text(entry)))
+                if any(f.problem for e in entries for f in e.files):
+                    record["status"] = "FAIL"
+                elif record["warnings"] and record["status"] == "ok":
+                    record["status"] = "WARN"
             for skill in skills:
                 if skill.problem:
                     record["status"] = "FAIL"
@@ -142,11 +156,15 @@ def verdict(briefing, error, every_skill=True):
         fix = briefing.fix_of(skill) or skill_fix(
             briefing.harness, skill, skill.rule.label() if skill.rule else where)
         problems.append("skill '%s' (%s): %s: %s" % (skill.name, skill.source, skill.problem, fix))
+    if every_skill and briefing.files:
+        from .standing import entry_warning_text, file_problem_text
+        problems += [file_problem_text(f) for f in briefing.file_problems]
+        warnings += [entry_warning_text(e) for e in briefing.files if e.warning]
     if briefing.too_large and every_skill:
-        sizes = ", ".join("%s %d B" % (s.name, s.size or 0) for s in briefing.delivered)
+        sizes = ", ".join("%s %d B" % (s.name, s.size or 0) for s in briefing.items)
         problems.append("briefing of %d bytes (%s) is over the %d-byte limit: declare fewer or smaller "
                         "skills in %s" % (briefing.total_bytes, sizes, briefing.limit_bytes,
-                                          briefing.where(briefing.delivered)))
+                                          briefing.where(briefing.items)))
     warnings += briefing.agent.warnings
     if briefing.agent.legacy:
         # Codex 0.169 drops a role file with an unknown table (facts/codex.md §4): the role

@@ -191,10 +191,11 @@ def toml_lines(text):
             i += 1
 
 
-def parse_skills_comment(text):
+def parse_skills_comment(text, key="skills"):
     """The Codex declaration ``# briefing: skills = ["a", "b"]``, or None.
 
     Several such lines add up. Lines inside multi-line strings do not count.
+    ``key="files"`` reads ``# briefing: files = [...]`` the same way (docs/files.md).
     """
     found, seen = None, set()
     for n, line, in_string in toml_lines(text):
@@ -203,7 +204,7 @@ def parse_skills_comment(text):
         stripped = line.strip()
         if not stripped.startswith("#"):
             continue
-        items = _skills_declaration(stripped.lstrip("#"), n, '# briefing: skills = ["a", "b"]')
+        items = _skills_declaration(stripped.lstrip("#"), n, '# briefing: %s = ["a", "b"]' % key, key)
         if items is not None:
             if found is None:
                 found = list(items)  # one line's array exactly as TOML reads it
@@ -213,7 +214,7 @@ def parse_skills_comment(text):
     return found
 
 
-def _skills_declaration(rest, n, form):
+def _skills_declaration(rest, n, form, key="skills"):
     """``briefing: skills = [...]`` as written inside a comment (``rest`` follows its opener).
 
     The one reader of the comment form, for a Codex ``#`` line and a Gemini CLI
@@ -228,21 +229,23 @@ def _skills_declaration(rest, n, form):
     if not rest.startswith(":"):
         return None
     rest = rest[1:].strip()
-    key, eq, value = rest.partition("=")
-    if not rest.startswith("skills"):
+    written, eq, value = rest.partition("=")
+    if not rest.startswith(key):
         return None  # prose such as "# briefing: this role reviews", not a declaration
-    if key.strip() != "skills" or not eq:
+    if written.strip() != key or not eq:
         raise ParseError("expected %s" % form, n)
     value = value.strip()
     if not value.startswith("["):
-        raise ParseError('briefing: skills must be an array such as ["a", "b"]', n)
+        raise ParseError('briefing: %s must be an array such as ["a", "b"]' % key, n)
     items, rest = _toml_string_array(value, 0, n)
     _after_value(rest, n)
     return items
 
 
-def parse_skills_html_comment(text):
+def parse_skills_html_comment(text, key="skills"):
     """The Gemini CLI declaration, a body line ``<!-- briefing: skills = ["a", "b"] -->``, or None.
+
+    ``key="files"`` reads ``<!-- briefing: files = [...] -->`` the same way (docs/files.md).
 
     Gemini CLI rejects an agent whose frontmatter has a key it does not know
     (facts/gemini-cli.md §2), so the declaration lives in the body, as an HTML
@@ -254,7 +257,7 @@ def parse_skills_html_comment(text):
     first = len(fm) + 2 if fm is not None else 0  # lines before the body
     if fm is None and text.startswith("\ufeff"):
         body = text[1:]
-    form = '<!-- briefing: skills = ["a", "b"] -->'
+    form = '<!-- briefing: %s = ["a", "b"] -->' % key
     found, fence = None, None
     for n, line in enumerate(body.split("\n"), first + 1):
         stripped = line.rstrip("\r").strip()
@@ -275,10 +278,10 @@ def parse_skills_html_comment(text):
         if closed:
             inner = inner[:-3]
         elif "-->" in inner:
-            if _skills_declaration(inner[:inner.index("-->")], n, form) is not None:
+            if _skills_declaration(inner[:inner.index("-->")], n, form, key) is not None:
                 raise ParseError("the briefing comment must stand on a line of its own", n)
             continue
-        items = _skills_declaration(inner, n, form)
+        items = _skills_declaration(inner, n, form, key)
         if items is None:
             continue
         if not closed:

@@ -679,7 +679,7 @@ def parse_frontmatter(text):
         elif key == "skills":
             result.native, index = _list_value(value, lines, index, 0, "skills", True)
         elif key == "briefing":
-            result.skills, result.wildcard_rules, index = _briefing_mapping(value, lines, index)
+            result.skills, result.wildcard_rules, index, result.files = _briefing_mapping(value, lines, index)
         else:
             index += 1
     return result
@@ -711,7 +711,7 @@ def _fold_plain(head, value, lines, index):
 
 
 def _briefing_mapping(value, lines, index):
-    """The ``briefing:`` mapping; returns (skills list, wildcard-rules flag, next index)."""
+    """The ``briefing:`` mapping; returns (skills list, wildcard-rules flag, next index, files list or None)."""
     lineno = lines[index][0]
     value = _strip_comment(value.strip())
     if value:
@@ -725,9 +725,9 @@ def _briefing_mapping(value, lines, index):
             rest = inner[end:]
             if not rest.strip().startswith("["):
                 raise ParseError("briefing.skills must be a list", lineno)
-            return _flow_list(rest, lineno), True, index + 1
+            return _flow_list(rest, lineno), True, index + 1, None
         raise ParseError("briefing: must be a mapping with a skills: list", lineno)
-    skills, wildcard = None, None
+    skills, wildcard, files = None, None, None
     index += 1
     child_indent = None
     while index < len(lines):
@@ -753,15 +753,20 @@ def _briefing_mapping(value, lines, index):
                 raise ParseError("briefing.skills appears twice", lineno)
             skills, index = _list_value(text[end:], lines, index, indent, "briefing.skills", False)
             continue
+        if key == "files":  # project files (docs/files.md): paths and globs, read as names are
+            if files is not None:
+                raise ParseError("briefing.files appears twice", lineno)
+            files, index = _list_value(text[end:], lines, index, indent, "briefing.files", False)
+            continue
         if key.strip().strip("\"'") == WILDCARD_KEY:
             wildcard = _yaml_bool(text[end:], lineno, "briefing.%s" % WILDCARD_KEY)
         index += 1  # another key of ours from a later version: skip it and its children
         while index < len(lines) and (lines[index][2] or not lines[index][1].strip()
                                       or _indent(lines[index][1]) > child_indent):
             index += 1
-    if skills is None and wildcard is None:
+    if skills is None and wildcard is None and files is None:
         raise ParseError("briefing: has no skills: list", lines[index - 1][0] if index else None)
-    return skills or [], wildcard is not False, index
+    return skills or [], wildcard is not False, index, files
 
 
 # The key by which a declaration opts out of glob rules: `wildcard-rules: false` under

@@ -88,6 +88,9 @@ class Harness(Record):
     session_agent   (machine, payload) -> the agent a main session runs as, where no payload
                     names it (``copilot --agent NAME``: its command line), or None
     redelivery      when an agent receives its briefing in this harness, in words (the doctor)
+    loads_file      (machine, agent, path, session) -> why the harness itself already puts that
+                    project file into this agent's context (briefing then does not deliver it
+                    again), or None (default: it loads none); measured per harness, docs/files.md
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
@@ -95,7 +98,8 @@ class Harness(Record):
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, preflight_warns=False,
                   builtin_agents=frozenset(), default_agent=None, agent_names=None,
-                  compacted=None, session_agent=None, redelivery="at spawn")
+                  compacted=None, session_agent=None, redelivery="at spawn",
+                  loads_file=lambda machine, agent, path, session: None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):

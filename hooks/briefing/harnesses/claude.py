@@ -904,6 +904,42 @@ def claude_hooks_check(root):
             "detail": "; ".join(problems) or "registers the guard and %d parts" % PARTS}
 
 
+# Project files Claude Code puts into an agent's first user message itself ("Contents of <path>
+# (project instructions ...)"), measured on 2.1.328 (docs/files.md): CLAUDE.md, .claude/CLAUDE.md,
+# CLAUDE.local.md and every .claude/rules/**/*.md without paths: of the project's folders, for
+# custom subagents, general-purpose and statusline-setup alike; for Explore and Plan, none.
+CLAUDE_MEMORY_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+
+
+CLAUDE_SKIPS_MEMORY = frozenset(("Explore", "Plan"))
+
+
+def claude_loads_file(machine, agent, path, session):
+    """Why Claude Code already loads the project file ``path`` into ``agent``, or None (briefing delivers it).
+
+    A ``claude --agent Explore`` session was not measured: there, as for Explore
+    and Plan, briefing delivers (a duplicate costs tokens; a hole breaks the promise).
+    """
+    if agent.name in CLAUDE_SKIPS_MEMORY:
+        return None
+    from ..standing import names_in
+    for rel in names_in(machine, path, machine.project("claude").folders):
+        if rel in CLAUDE_MEMORY_FILES:
+            return "Claude Code loads %s into every agent but Explore and Plan" % rel
+        if rel.startswith(".claude/rules/") and rel.endswith(".md") and not claude_rule_is_scoped(path):
+            return "Claude Code loads .claude/rules/ files without paths: into every agent but Explore and Plan"
+    return None
+
+
+def claude_rule_is_scoped(path):
+    """A .claude/rules file with ``paths:``: Claude Code loads it only once a matching file is read."""
+    try:
+        fm, _ = split_frontmatter(read_text(path))
+    except Unreadable:
+        return True  # not loaded as far as a hook can tell: briefing delivers it, or says why it cannot
+    return any(line.startswith("paths:") for line in fm or ())  # any form: then briefing delivers it
+
+
 HARNESS = Harness(
     HARNESSES.record("claude"),
     find_project=find_claude_project,
@@ -923,6 +959,7 @@ HARNESS = Harness(
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
     builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
     agent_names=claude_agent_names,
+    loads_file=claude_loads_file,
     # A compacted subagent gets SessionStart(compact) with its agent_id and agent_type, and a
     # `claude --agent` session with agent_type (facts/compaction.md): handlers.handle_session_start.
     redelivery="at spawn (SubagentStart; a `claude --agent` session at SessionStart), and again after "

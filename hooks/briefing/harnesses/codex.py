@@ -130,6 +130,7 @@ def codex_role_from_text(harness, name, path, text):
     try:
         skills = parse_skills_comment(text)
         wildcard = parse_wildcard_comment(text) is not False
+        files = parse_skills_comment(text, "files") if "files" in text else None
     except ParseError as exc:
         return Agent(harness, name, path, error="cannot read the briefing comment: %s" % exc)
     legacy = False
@@ -141,7 +142,8 @@ def codex_role_from_text(harness, name, path, text):
             return Agent(harness, name, path, legacy=True,
                          error="cannot read the [briefing] table: %s" % exc)
         skills = dedupe((skills or []) + (table or []))
-    return Agent(harness, name, path, skills=dedupe(skills), legacy=legacy, wildcard_rules=wildcard)
+    return Agent(harness, name, path, skills=dedupe(skills), legacy=legacy, wildcard_rules=wildcard,
+                 files=dedupe(files))
 
 
 def codex_declared_roles(machine, layer):
@@ -610,6 +612,28 @@ def codex_compacted(machine, payload, name):
     return True
 
 
+# Codex 0.169.0 puts the AGENTS.md of the project's folders (the cwd up to the nearest .git) into
+# every agent's first request, its own roles and the built-in worker, explorer and default alike
+# (measured, docs/files.md). Only up to project_doc_max_bytes (32 KiB by default): a longer one,
+# or one beside an AGENTS.override.md (which Codex reads instead), briefing delivers itself.
+CODEX_PROJECT_DOC_BYTES = 32 * 1024
+
+
+def codex_loads_file(machine, agent, path, session):
+    """Why Codex already loads the project file ``path`` into ``agent``, or None (briefing delivers it)."""
+    from ..standing import names_in
+    if not any(rel == "AGENTS.md" for rel in names_in(machine, path, machine.project("codex").folders)):
+        return None
+    if os.path.lexists(os.path.join(os.path.dirname(path), "AGENTS.override.md")):
+        return None
+    try:
+        if os.stat(path).st_size > CODEX_PROJECT_DOC_BYTES:
+            return None
+    except OSError:
+        return None
+    return "Codex loads AGENTS.md into every agent"
+
+
 HARNESS = Harness(
     HARNESSES.record("codex"),
     find_project=find_codex_project,
@@ -627,6 +651,7 @@ HARNESS = Harness(
     builtin_agents=CODEX_BUILTIN_ROLES, default_agent="default",
     agent_names=codex_role_names,
     compacted=codex_compacted,
+    loads_file=codex_loads_file,
     redelivery="at spawn (SubagentStart), and again after every compaction of the agent: at its next "
                "tool call (PostToolUse) or its next turn (UserPromptSubmit), whichever comes first, "
                "as its rollout shows")

@@ -498,6 +498,24 @@ def copilot_session_agent(machine, payload):
     return machine.state["copilot_session_agent"]
 
 
+# Copilot CLI 1.0.102 gives its general-purpose subagent the project's instruction files (AGENTS.md,
+# CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, .github/instructions/*.instructions.md),
+# and a custom agent or the built-in explore none of them (measured, docs/files.md). Only the files
+# at the project folder were measured: briefing delivers the rest.
+COPILOT_INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md")
+
+
+def copilot_loads_file(machine, agent, path, session):
+    """Why Copilot CLI already loads the project file ``path`` into ``agent``, or None."""
+    if agent.name != "general-purpose" or session:
+        return None
+    from ..standing import names_in
+    for rel in names_in(machine, path, [machine.project("copilot").folder]):
+        if rel in COPILOT_INSTRUCTION_FILES:
+            return "Copilot CLI loads %s into its general-purpose agent" % rel
+    return None
+
+
 HARNESS = Harness(
     HARNESSES.record("copilot"),
     find_project=find_copilot_project,
@@ -516,6 +534,7 @@ HARNESS = Harness(
     builtin_agents=COPILOT_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],
     compacted=copilot_compacted, session_agent=copilot_session_agent,
+    loads_file=copilot_loads_file,
     redelivery="at spawn (subagentStart; a `copilot --agent` session at sessionStart), and again after "
                "every compaction of the agent, at its next tool call (PreToolUse), as the session's "
                "events.jsonl shows")

@@ -171,13 +171,14 @@ def load_gemini_agent(path, name, scope, machine, text=None):
             '<!-- briefing: skills = ["a", "b"] -->' % ("briefing:" if fm.skills is not None else "skills:")))
     try:
         skills = parse_skills_html_comment(text)
+        files = parse_skills_html_comment(text, "files") if "files" in text else None
     except ParseError as exc:
         return Agent("gemini", name, path, error="cannot read the briefing comment: %s" % exc)
     try:
         wildcard = parse_wildcard_html_comment(text) is not False
     except ParseError as exc:
         return Agent("gemini", name, path, error="cannot read the briefing comment: %s" % exc)
-    agent = Agent("gemini", name, path, skills=dedupe(skills), wildcard_rules=wildcard)
+    agent = Agent("gemini", name, path, skills=dedupe(skills), wildcard_rules=wildcard, files=dedupe(files))
     if scope == "project":
         agent.warnings = gemini_acknowledgement(machine, agent, text)
     return agent
@@ -453,6 +454,20 @@ def gemini_compaction_check(machine):
             "detail": "a subagent is briefed %s" % HARNESS.redelivery}
 
 
+def gemini_loads_file(machine, agent, path, session):
+    """Why Gemini CLI already loads the project file ``path`` into ``agent``, or None.
+
+    Gemini CLI 0.61.0 puts the project folder's GEMINI.md into every subagent's requests,
+    its own and the built-in generalist and codebase_investigator alike; .gemini/GEMINI.md
+    it does not (measured, docs/files.md). A context.fileName setting that renames the file
+    is not read: briefing then delivers it (a duplicate costs tokens, a hole breaks the promise).
+    """
+    from ..standing import names_in
+    if any(rel == "GEMINI.md" for rel in names_in(machine, path, [machine.project("gemini").folder])):
+        return "Gemini CLI loads GEMINI.md into every agent"
+    return None
+
+
 HARNESS = Harness(
     HARNESSES.record("gemini"),
     find_project=find_gemini_project,
@@ -472,6 +487,7 @@ HARNESS = Harness(
     builtin_agents=GEMINI_BUILTIN_AGENTS,
     # Shown by `briefing-doctor --harness gemini` (there is no hook trust to check).
     trust_check=gemini_compaction_check,
+    loads_file=gemini_loads_file,
     # facts/compaction.md: Gemini CLI compresses a subagent's chat only on its final-warning
     # recovery turn, keeping nothing of its first message; BeforeModel is the only hook that
     # reaches that request, and no hook payload names the agent a request is for.

@@ -1,0 +1,312 @@
+"""Standing instructions: project files that rules and declarations name (docs/files.md).
+
+``files``, next to ``skills``, in a rule or a declaration: paths or globs
+(``*``, ``?``, ``**``) relative to the project folder. Each file is delivered
+whole, as written, after the skills and framed with its project-relative path.
+Nothing outside the project is read: an entry is resolved lexically inside its
+base folder, and the file's real path must stay inside the base folder's real
+path. Imported only when a rule or a declaration names files.
+"""
+import os
+import stat
+
+from .files import is_inside, read_text
+from .names import glob_match, is_glob
+from .records import Unreadable
+
+
+# A glob is walked within bounds: at most this many folders listed, at most this many files
+# matched. Past either the entry is refused (never delivered in part): narrow it.
+WALK_FOLDERS = 2000
+GLOB_FILES = 256
+
+
+# Folders a wildcard never walks into (nor does ``*`` match them): hidden ones (``.git``, ``.venv``)
+# unless the pattern names them (``.claude/rules/*.md``), and these heavy trees of other people's files.
+SKIPPED_FOLDERS = frozenset(("node_modules", "__pycache__", "site-packages", "bower_components"))
+
+
+class StandingFile(object):
+    """One project file an entry names: what the hook delivers, or why it cannot.
+
+    Shaped like a Skill where refusals list it (``name``, ``problem``, ``path``,
+    ``rule``, ``source``, ``override``), so that a refusal names files and skills alike.
+    """
+
+    __slots__ = ("name", "entry", "source", "rule", "path", "body", "size", "problem", "loaded",
+                 "duplicate", "override")
+
+    def __init__(self, name, entry, path=None, problem=None):
+        self.name = name  # the path relative to the entry's base folder, with "/"; or the entry
+        self.entry = entry  # the FileEntry it came from
+        self.source = entry.source
+        self.rule = entry.rule
+        self.path = path  # absolute, inside the base folder; None when the entry names nothing usable
+        self.body = None  # the text exactly as written
+        self.size = None  # bytes of the body
+        self.problem = problem  # None when usable: why the spawn is refused otherwise
+        self.loaded = None  # why the harness already loads it into this agent (then not delivered)
+        self.duplicate = None  # the StandingFile of an earlier entry that delivers the same file
+        self.override = None  # never a setting's; read where refusals list skills
+
+
+class FileEntry(object):
+    """One entry of a ``files`` list as written, where it is resolved, and what it matched."""
+
+    __slots__ = ("text", "source", "rule", "base", "files", "warning")
+
+    def __init__(self, text, source, rule, base):
+        self.text = text
+        self.source = source  # "briefing" (the agent's declaration) or "rule"
+        self.rule = rule
+        self.base = base  # the project folder it is relative to
+        self.files = []  # StandingFile per match; one with a problem when the entry cannot be used
+        self.warning = None  # a glob that matched nothing: delivers nothing, the doctor warns
+
+
+def entry_segments(text):
+    """(the entry's path segments, lexically normalised, or None; why it is refused, or None)."""
+    if not isinstance(text, str) or not text.strip():
+        return None, "an empty path"
+    if not text.isprintable():
+        return None, "a path with control characters"
+    if os.path.isabs(text) or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
+        return None, "an absolute path: a file is named relative to the project folder"
+    segments = []
+    for segment in text.replace("\\", "/").split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if not segments:
+                return None, "'..' leaves the project folder"
+            segments.pop()
+            continue
+        segments.append(segment)
+    if not segments:
+        return None, "names the project folder itself, not a file"
+    if segments[-1] == "**":
+        segments.append("*")  # "docs/**": every file below docs
+    return segments, None
+
+
+def resolve_entries(machine, entries, loads_file):
+    """Match every FileEntry, read what it names; return the StandingFiles to deliver, in order.
+
+    A file two entries name is delivered once, for the first; one the harness
+    already loads (``loads_file(path)`` says why) is not delivered at all.
+    """
+    delivered, seen = [], {}
+    for entry in entries:
+        match_entry(machine, entry)
+        for found in entry.files:
+            if found.problem:
+                continue
+            real = os.path.realpath(found.path)
+            if real in seen:
+                found.duplicate = seen[real]
+                continue
+            seen[real] = found
+            found.loaded = loads_file(found.path)
+            if found.loaded:
+                continue
+            try:
+                found.body = read_text(real)
+            except Unreadable as exc:
+                found.problem = exc.reason
+                continue
+            found.size = len(found.body.encode("utf-8"))
+            delivered.append(found)
+    return delivered
+
+
+def match_entry(machine, entry):
+    """Fill ``entry.files``: the file a plain path names, or every file a glob matches."""
+    segments, problem = entry_segments(entry.text)
+    if problem:
+        entry.files = [StandingFile(entry.text, entry, problem=problem)]
+        return
+    base_real = machine.real_path(entry.base)
+    rel = "/".join(segments)
+    if not any(is_glob(s) for s in segments):
+        path = os.path.join(entry.base, *segments)
+        found = StandingFile(rel, entry, path)
+        found.problem = outside(path, base_real) or plain_problem(path)
+        entry.files = [found]
+        return
+    try:
+        matches = walk_glob(entry.base, segments, base_real)
+    except GlobTooBroad as exc:
+        entry.files = [StandingFile(entry.text, entry, problem=str(exc))]
+        return
+    entry.files = [StandingFile(name, entry, path, outside(path, base_real)) for name, path in matches]
+    if not matches:
+        entry.warning = "matches no file in %s" % entry.base
+
+
+def outside(path, base_real):
+    """Why ``path`` is not inside the project once links are followed, or None."""
+    real = os.path.realpath(path)
+    if is_inside(real, base_real):
+        return None
+    return "a link that points out of the project folder (to %s): not read" % real
+
+
+def plain_problem(path):
+    """Why a plain path cannot be delivered (it is missing, or a folder), or None; the read says the rest."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "no such file"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file (name its files, e.g. folder/*.md or folder/**/*.md)"
+    return None
+
+
+class GlobTooBroad(Exception):
+    pass
+
+
+def visible(name, segment):
+    """Whether a wildcard ``segment`` may match ``name``: hidden names only when it starts with a dot."""
+    return not name.startswith(".") or segment.startswith(".")
+
+
+def walk_glob(base, segments, base_real):
+    """[(relative name, path)] of the files below ``base`` that ``segments`` match, sorted by name.
+
+    ``*`` and ``?`` match within one name, ``**`` any number of folders. A
+    wildcard never enters a linked folder, a hidden one (unless the pattern's
+    segment starts with a dot) or a SKIPPED_FOLDERS one; a literal folder that is a
+    link is followed only while it stays inside the project. Bounded: see WALK_FOLDERS.
+    """
+    found, visited, listed = {}, set(), [0]
+    stack = [(base, (), 0)]
+
+    def listing(folder):
+        listed[0] += 1
+        if listed[0] > WALK_FOLDERS:
+            raise GlobTooBroad("the glob walks more than %d folders: narrow it" % WALK_FOLDERS)
+        try:
+            return sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return []
+
+    def is_folder(entry):
+        try:
+            return entry.is_dir(follow_symlinks=False)
+        except OSError:
+            return False
+
+    while stack:
+        folder, rel, index = stack.pop()
+        if (folder, index) in visited:
+            continue
+        visited.add((folder, index))
+        segment, last = segments[index], index == len(segments) - 1
+        if segment == "**":
+            stack.append((folder, rel, index + 1))
+            for item in listing(folder):
+                if is_folder(item) and not item.name.startswith(".") and item.name not in SKIPPED_FOLDERS:
+                    stack.append((item.path, rel + (item.name,), index))
+        elif is_glob(segment):
+            for item in listing(folder):
+                if not (visible(item.name, segment) and glob_match(segment, item.name)):
+                    continue
+                if last and not is_folder(item):
+                    found.setdefault("/".join(rel + (item.name,)), item.path)
+                elif not last and is_folder(item) and item.name not in SKIPPED_FOLDERS:
+                    stack.append((item.path, rel + (item.name,), index + 1))
+        else:
+            path = os.path.join(folder, segment)
+            if last:
+                if os.path.lexists(path) and not os.path.isdir(path):
+                    found.setdefault("/".join(rel + (segment,)), path)
+            elif os.path.isdir(path) and is_inside(os.path.realpath(path), base_real):
+                stack.append((path, rel + (segment,), index + 1))
+        if len(found) > GLOB_FILES:
+            raise GlobTooBroad("the glob matches more than %d files: narrow it" % GLOB_FILES)
+    return sorted(found.items())
+
+
+def rule_base(rule, project):
+    """The folder a rule's entries are relative to: the one holding its ``.briefing/``, or the project's."""
+    if rule.scope == "project" and rule.path:
+        return os.path.dirname(os.path.dirname(rule.path))
+    return project
+
+
+def build_entries(machine, harness, agent, rules):
+    """Every FileEntry of the agent's declaration, then of each rule, in order."""
+    project = machine.project(harness.key).folder
+    entries = [FileEntry(text, "briefing", None, project) for text in agent.files]
+    for rule in rules:
+        base = rule_base(rule, project)
+        entries += [FileEntry(text, "rule", rule, base) for text in rule.files]
+    return entries
+
+
+def file_verdict(found):
+    """What happens to one matched file at a spawn, in the doctor's words."""
+    if found.problem:
+        return "refused: %s" % found.problem
+    if found.duplicate is not None:
+        return "delivered once, for %s" % (
+            found.duplicate.rule.label() if found.duplicate.rule is not None else "the declaration")
+    if found.loaded:
+        return "not delivered: %s" % found.loaded
+    return "delivered"
+
+
+def file_problem_text(found, where=True):
+    """A doctor problem line for a file that refuses the spawn (``where``: say which rule or declaration)."""
+    entry = found.entry
+    named = "'%s'" % entry.text if found.name == entry.text else "'%s' (from '%s')" % (found.name, entry.text)
+    if where:
+        named += " in %s" % (entry.rule.label() if entry.rule is not None else "the declaration")
+    return "file %s: %s (relative to %s)" % (named, found.problem, entry.base)
+
+
+def file_status(found):
+    if found.problem:
+        return "missing" if found.problem == "no such file" else "refused"
+    if found.duplicate is not None:
+        return "duplicate"
+    return "loaded-by-harness" if found.loaded else "ok"
+
+
+def entry_record(entry, resolved=True):
+    """One ``files`` entry as the doctor's JSON carries it (docs/doctor.md).
+
+    ``resolved``: for one agent's Briefing (read, deduplicated, checked against what the
+    harness loads); otherwise a rule's entry on its own, matched only.
+    """
+    return {"entry": entry.text, "source": entry.source, "base": entry.base, "warning": entry.warning,
+            "rule": entry.rule and {"agents": list(entry.rule.patterns), "file": entry.rule.path,
+                                    "index": entry.rule.index},
+            "matches": [{"path": f.name if f.path else None, "file": f.path, "status": file_status(f),
+                         "bytes": f.size, "problem": f.problem, "loaded": f.loaded,
+                         "verdict": file_verdict(f) if resolved or f.problem else "matches"}
+                        for f in entry.files]}
+
+
+def rule_entries(machine, harness, rule):
+    """The FileEntries of one rule on its own (no agent: what the harness loads is not known)."""
+    base = rule_base(rule, machine.project(harness.key).folder)
+    entries = [FileEntry(text, "rule", rule, base) for text in rule.files]
+    for entry in entries:
+        match_entry(machine, entry)
+    return entries
+
+
+def entry_warning_text(entry):
+    where = entry.rule.label() if entry.rule is not None else "the declaration"
+    return "file '%s' in %s %s: it delivers nothing" % (entry.text, where, entry.warning)
+
+
+def names_in(machine, path, folders):
+    """``path`` relative to each of ``folders`` it lies in (real paths, "/" separators), nearest first."""
+    real = machine.real_path(path)
+    for folder in folders:
+        top = machine.real_path(folder)
+        if is_inside(real, top) and real != top:
+            yield os.path.relpath(real, top).replace(os.sep, "/")
