@@ -362,7 +362,8 @@ def find_claude_project(machine):
             slug = os.path.basename(slug_dir)
             folder = machine.cwd
             while True:
-                if claude_slug(folder) == slug:
+                # A slug has a character for each of the path's: only a folder of its length can match.
+                if len(folder) == len(slug) and claude_slug(folder) == slug:
                     return claude_project(folder, "transcript",
                                           "CLAUDE_PROJECT_DIR is not set; the session transcript's "
                                           "project folder (%s) names it" % slug, machine.home)
