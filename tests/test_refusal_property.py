@@ -14,8 +14,8 @@ of 300 kB for Codex), so "too large" is exact too: two distinct big skills
 delivered by the hook for Claude Code (45 kB fits in the parts, 90 kB does
 not), two huge ones for Codex (over its 512 KiB context cap).
 
-Thousands of cases must run in seconds, so the resolver is called in-process
-(``claude_briefing`` / ``codex_briefing``); a few hundred generated cases
+Thousands of cases must run in seconds, so the resolver is called in-process,
+with one Machine per layout as the doctor uses one per run; a few hundred generated cases
 then go through the hook's own ``main()`` (and a tenth of them through a
 real process) to pin that the in-process verdict is what the guard prints.
 
@@ -115,6 +115,7 @@ class Layout(object):
         self.decoys = []  # places that are not roots, holding skills that must not count
         self.cases = []  # [(agent name, briefing names, native names)]
         self.big = set()  # pool names whose every copy is big
+        self.machine = None  # the hook's Machine for this layout, made at the first resolution
         os.makedirs(os.path.join(self.project, ".git"))
         os.makedirs(self.home)
 
@@ -493,9 +494,13 @@ def codex_role_text(rng, agent, skills):
 # --------------------------------------------------------------------------- running
 
 def in_process(hook, layout, agent):
-    if layout.harness == "claude":
-        return hook.claude_briefing(agent, layout.cwd, layout.home)
-    return hook.codex_briefing(agent, layout.cwd, layout.home)
+    """The Briefing of ``agent`` as the pre-flight and the doctor resolve a machine's agents: one
+    Machine for the whole layout, whose memo (roots, folder indexes, real paths: facts about the
+    files, never a Skill) all its agents share. A hook process makes a Machine of its own; the
+    cross-check below holds these verdicts to what the hook prints, in-process and as a process."""
+    if layout.machine is None:
+        layout.machine = hook.Machine(layout.cwd, {"HOME": layout.home})
+    return hook.resolve(hook.HARNESSES[layout.harness], layout.machine, agent)
 
 
 def generate(tmp_path_factory, harness, seed):
