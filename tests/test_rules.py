@@ -602,6 +602,28 @@ def test_bundled_rules_example(sandbox, harness, agent):
     assert r.rc == 1 and "no rule applies" in r.err, r
 
 
+@pytest.mark.parametrize("agent, skills, files", [
+    ("Explore", ["house-rules"], ["CLAUDE.md"]),  # skips CLAUDE.md: the rule gives it
+    ("Plan", ["house-rules", "plan-checklist"], ["CLAUDE.md"]),  # and a private skill
+    ("general-purpose", ["house-rules"], []),  # Claude Code loads CLAUDE.md itself: not twice
+])
+def test_bundled_rules_example_files_and_private_skill(sandbox, agent, skills, files):
+    import shutil
+    from conftest import REPO
+    sb = sandbox()
+    example = sb.project / "rules-example"
+    shutil.copytree(str(REPO / "examples" / "rules"), str(example))
+    r = sb.doctor("--cwd", str(example), "--show", agent, "--harness", "claude", "--json")
+    assert r.rc == 0, r
+    show = json.loads(r.out)["shows"][0]
+    assert (show["skills"], show["files"]) == (skills, files), show
+    got = rebuild([p["text"] for p in show["parts"]])
+    assert ("lantern-quarry-5521" in got.files.get("CLAUDE.md", "")) == bool(files), got.files
+    assert ("saffron-ledger-7730" in got.skills.get("plan-checklist", "")) == (agent == "Plan")
+    origins = {d["name"]: d["origin"] for d in show["declared"]}
+    assert origins.get("plan-checklist", "private") == "private", origins
+
+
 def test_absurdly_nested_rules_file_is_a_parse_error():
     with pytest.raises(HOOK.ParseError) as caught:
         HOOK.parse_rules('{"rules": ' + "[" * 100000 + "]" * 100000 + "}")
