@@ -211,6 +211,11 @@ def test_a_native_entry_never_reaches_a_private_skill(sandbox, harness):
     if harness == "claude":
         got = session(sb, "rev")  # nor in a session, where briefing delivers the native entries itself
         assert got.aborted and not got.skills
+    (listed,) = doctor_json(sb, "--harness", harness)["private_skills"]
+    assert listed["harnesses"][harness]["native"] == ["rev"] and listed["status"] == "WARN", listed
+    assert listed["warnings"] == ["only a native skills: entry names it (%s agent rev), and the harness never "
+                                  "looks in the private folders: move the entry under briefing:" % (
+                                      {"claude": "Claude Code", "copilot": "Copilot CLI"}[harness])], listed
 
 
 def test_counted_in_the_size_limit(sandbox):

@@ -136,7 +136,7 @@ def private_report(machine, harnesses, rows, rules):
                                           "bytes": skill.size if skill else None, "problem": problem,
                                           "warnings": [], "harnesses": {}}
                 records.append(record)
-            detail = {"agents": [], "rules": [], "shadowed_by": None, "overridden_by": None}
+            detail = {"agents": [], "rules": [], "shadowed_by": None, "overridden_by": None, "native": []}
             record["harnesses"][key] = detail
             if not valid_skill_name(name):
                 continue
@@ -148,6 +148,10 @@ def private_report(machine, harnesses, rows, rules):
                 detail["shadowed_by"] = own.path or own.origin
             detail["agents"] = [row["agent"] for row in rows if row["harness"] == key and any(
                 s["origin"] == PRIVATE_ORIGIN and s["path"] == path for s in row["skills"])]
+            # A native skills: entry of that name: the harness never reads this folder for it.
+            detail["native"] = [row["agent"] for row in rows if row["harness"] == key and any(
+                s["source"] == "native" and s["name"] == name and s["status"] == "missing"
+                for s in row["skills"])]
             detail["rules"] = [{"agents": rule["agents"], "file": rule["file"], "index": rule["index"]}
                                for rule in rules if any(
                                    s["origin"] == PRIVATE_ORIGIN and s["path"] == path
@@ -174,7 +178,12 @@ def judge(record):
                                 record["name"], display_path(record["file"]), label))
     used = any(d["agents"] or d["rules"] for d in details.values())
     overridden = all(d["overridden_by"] for d in details.values())
-    if not used and not overridden and not record["problem"]:
+    native = [(HARNESSES[k].label, agent) for k, d in details.items() for agent in d["native"]]
+    if not used and not overridden and not record["problem"] and native:
+        warnings.append("only a native skills: entry names it (%s), and the harness never looks in the "
+                        "private folders: move the entry under briefing:" % ", ".join(
+                            "%s agent %s" % pair for pair in native))
+    elif not used and not overridden and not record["problem"]:
         warnings.append("nothing declares it: no agent's declaration and no rule names '%s' (%s)" % (
             record["name"], ", ".join(HARNESSES[k].label for k in details)))
     record["status"] = "WARN" if warnings else "ok"
