@@ -99,6 +99,22 @@ def test_claude_code_a_skill_gone_since_the_spawn_gets_the_abort(sandbox):
     assert first.system_message.endswith("(after a compaction)"), first.system_message
 
 
+def test_claude_code_files_and_private_skills_come_again_too(sandbox):
+    """Explore, briefed by rules alone with a private skill and CLAUDE.md (which Explore skips):
+    after a compaction all of it comes again, as at spawn."""
+    sb = sandbox({"project/CLAUDE.md": "STANDING: the project's rules.\n",
+                  "project/.briefing/skills/scout/SKILL.md": skill_md("scout", "SCOUT: private.\n"),
+                  "project/.briefing/rules.json": json.dumps({"rules": [
+                      {"agents": "Explore", "skills": ["scout"], "files": ["CLAUDE.md"]}]})})
+    at_spawn = rebuild([r.context for r in sb.run_parts(sb.spawn("Explore")) if r.context])
+    results = sb.run_parts(sb.payload("SessionStart", source="compact", agent_id="a1", agent_type="Explore"))
+    again = rebuild([r.context for r in results if r.context])
+    assert again.skills == at_spawn.skills == {"scout": "SCOUT: private.\n"}
+    assert again.files == at_spawn.files == {"CLAUDE.md": "STANDING: the project's rules.\n"}
+    (line,) = [r.system_message for r in results if r.system_message]
+    assert line.endswith(AGAIN), line
+
+
 # --------------------------------------------------------------------------------------------
 # Codex: the child's rollout
 # --------------------------------------------------------------------------------------------
@@ -193,6 +209,21 @@ def test_codex_rollout_decides(sandbox, event, row, recipe, again):
     assert result.data["hookSpecificOutput"]["hookEventName"] == event
     assert result.context == text, "the same briefing, whole, as at spawn"
     assert result.system_message.endswith(AGAIN)
+
+
+def test_codex_files_and_private_skills_come_again_too(sandbox):
+    sb = sandbox(dict(CODEX, **{
+        "project/docs/style.md": "STYLE: the house style.\n",
+        "project/.briefing/skills/scout/SKILL.md": skill_md("scout", "SCOUT: private.\n"),
+        "project/.codex/agents/reviewer.toml": '# briefing: skills = ["alpha", "scout"]\n'
+                                               '# briefing: files = ["docs/*.md"]\nname = "reviewer"\n'
+                                               'description = "r"\ndeveloper_instructions = "Review."\n'}))
+    text = codex_briefing(sb)
+    got = rebuild([text])
+    assert set(got.skills) == {"alpha", "scout"} and got.files == {"docs/style.md": "STYLE: the house style.\n"}
+    sb.write({ROLLOUT: codex_rollout(sb, ["meta", "brief", "round", "compacted"], text)})
+    result = sb.run(codex_call(sb))
+    assert result.context == text and result.system_message.endswith(AGAIN), result
 
 
 CODEX_QUIET = [
