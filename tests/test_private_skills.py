@@ -356,3 +356,30 @@ def test_invalid_folder_names_are_listed_not_read(sandbox):
     by_name = {r["name"]: r for r in doctor_json(sb, "--harness", "codex")["private_skills"]}
     assert by_name["bad\x07name"]["problem"].startswith("not a valid skill name")
     assert by_name["empty"]["problem"] == "holds no SKILL.md" and by_name["empty"]["status"] == "WARN"
+
+
+# (row, extra files, whether the doctor warns that Gemini CLI's folder tree names the skill)
+GEMINI_TREE = [
+    ("no ignore file", {}, True),
+    (".geminiignore names the folder", {"project/.geminiignore": "# private skills\n.briefing/skills/\n"}, False),
+    (".geminiignore names all of .briefing", {"project/.geminiignore": "/.briefing/**\n"}, False),
+    (".geminiignore names this skill", {"project/.geminiignore": ".briefing/skills/secret\n"}, False),
+    (".gitignore names it", {"project/.gitignore": "**/.briefing/skills\n"}, False),
+    (".geminiignore names another folder", {"project/.geminiignore": ".briefing/skills/other/\nbuild/\n"}, True),
+]
+
+
+@pytest.mark.parametrize("row, files, warned", GEMINI_TREE, ids=[r[0] for r in GEMINI_TREE])
+def test_doctor_says_when_gemini_clis_folder_tree_names_a_project_private_skill(sandbox, row, files, warned):
+    """Measured on 0.61.0: every Gemini agent's context holds the project's folder tree, which names a
+    project private skill's folder unless .geminiignore (or .gitignore) hides it; the user folder never shows."""
+    sb = sandbox(dict(private("secret", "S\n"), **private("mine", "M\n", UPRIV)))
+    sb.write(files)
+    by_name = {r["name"]: r for r in doctor_json(sb, "--harness", "gemini", env=env_of(sb, "gemini"))["private_skills"]}
+    shown = by_name["secret"]["harnesses"]["gemini"]["shown_by"]
+    assert bool(shown) == warned, (row, shown)
+    assert any("its name is shown: Gemini CLI's folder tree" in w and ".geminiignore" in w
+               for w in by_name["secret"]["warnings"]) == warned, by_name["secret"]["warnings"]
+    assert by_name["mine"]["harnesses"]["gemini"]["shown_by"] is None
+    claude = doctor_json(sb, "--harness", "claude")["private_skills"]
+    assert all(r["harnesses"]["claude"]["shown_by"] is None for r in claude)

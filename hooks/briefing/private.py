@@ -136,7 +136,8 @@ def private_report(machine, harnesses, rows, rules):
                                           "bytes": skill.size if skill else None, "problem": problem,
                                           "warnings": [], "harnesses": {}}
                 records.append(record)
-            detail = {"agents": [], "rules": [], "shadowed_by": None, "overridden_by": None, "native": []}
+            detail = {"agents": [], "rules": [], "shadowed_by": None, "overridden_by": None, "native": [],
+                      "shown_by": harness.shows_path(machine, path)}
             record["harnesses"][key] = detail
             if not valid_skill_name(name):
                 continue
@@ -176,6 +177,8 @@ def judge(record):
                             "gets that one, never %s (%s looks first); rename one of them" % (
                                 label, display_path(where) if os.path.isabs(where) else "(%s)" % where,
                                 record["name"], display_path(record["file"]), label))
+        if detail["shown_by"]:
+            warnings.append("its name is shown: %s" % detail["shown_by"])
     used = any(d["agents"] or d["rules"] for d in details.values())
     overridden = all(d["overridden_by"] for d in details.values())
     native = [(HARNESSES[k].label, agent) for k, d in details.items() for agent in d["native"]]

@@ -88,6 +88,8 @@ class Harness(Record):
     session_agent   (machine, payload) -> the agent a main session runs as, where no payload
                     names it (``copilot --agent NAME``: its command line), or None
     redelivery      when an agent receives its briefing in this harness, in words (the doctor)
+    shows_path      (machine, path) -> how the harness names that project path to every agent
+                    (a private skill's folder in a view of the project's files), or None
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
                     again), or None (default: it loads none); measured per harness, docs/files.md
@@ -99,7 +101,8 @@ class Harness(Record):
                   flat_context=False, deny=None, brief_field=None, preflight_warns=False,
                   builtin_agents=frozenset(), default_agent=None, agent_names=None,
                   compacted=None, session_agent=None, redelivery="at spawn",
-                  loads_file=lambda machine, agent, path, session: None)
+                  loads_file=lambda machine, agent, path, session: None,
+                  shows_path=lambda machine, path: None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):

@@ -468,6 +468,45 @@ def gemini_loads_file(machine, agent, path, session):
     return None
 
 
+# .geminiignore or .gitignore lines that hide a private skill's folder from Gemini CLI's tree, as
+# written (a leading "/" and a trailing "/" or "/**" dropped); {name} is the skill's folder.
+GEMINI_HIDING_LINES = (".briefing", ".briefing/*", ".briefing/skills", ".briefing/skills/*",
+                       ".briefing/skills/{name}")
+
+
+def gemini_shows_path(machine, path):
+    """How Gemini CLI names the project path ``path`` (a private skill's SKILL.md) to every agent.
+
+    Measured on 0.61.0 (docs/private-skills.md): every agent's context holds the project's
+    folder tree ("Directory Structure"), which honours .gitignore and .geminiignore and so names
+    a project private skill's folder, its name and nothing else of it. A line of the project's
+    .geminiignore or .gitignore that names the folder hides it; only the plain lines of
+    GEMINI_HIDING_LINES are recognised (other patterns are not interpreted: then the doctor
+    says so, and the user knows whether the line covers it).
+    """
+    project = machine.project("gemini").folder
+    rel = os.path.relpath(path, project).replace(os.sep, "/")
+    parts = rel.split("/")
+    if len(parts) != 4 or parts[:2] != [".briefing", "skills"]:
+        return None  # not a private skill of this project: the user folder is never in the tree
+    hiding = {line.format(name=parts[2]) for line in GEMINI_HIDING_LINES}
+    for ignore in (".geminiignore", ".gitignore"):
+        try:
+            lines = read_text(os.path.join(project, ignore)).splitlines()
+        except Unreadable:
+            continue
+        for line in lines:
+            line = line.strip()
+            for prefix in ("**/", "/"):
+                line = line[len(prefix):] if line.startswith(prefix) else line
+            for suffix in ("/**", "/"):
+                line = line[:-len(suffix)] if line.endswith(suffix) else line
+            if line in hiding:
+                return None
+    return ("Gemini CLI's folder tree of the project, in every agent's context, names its folder "
+            "(.briefing/skills/%s): add .briefing/skills/ to the project's .geminiignore to hide it" % parts[2])
+
+
 HARNESS = Harness(
     HARNESSES.record("gemini"),
     find_project=find_gemini_project,
@@ -488,6 +527,7 @@ HARNESS = Harness(
     # Shown by `briefing-doctor --harness gemini` (there is no hook trust to check).
     trust_check=gemini_compaction_check,
     loads_file=gemini_loads_file,
+    shows_path=gemini_shows_path,
     # facts/compaction.md: Gemini CLI compresses a subagent's chat only on its final-warning
     # recovery turn, keeping nothing of its first message; BeforeModel is the only hook that
     # reaches that request, and no hook payload names the agent a request is for.
