@@ -83,6 +83,25 @@ def test_codex_comment_declares_files(sandbox):
     assert got.skills == {"s": "S\n"} and got.files == {"AGENTS-extra.md": "X\n"}
 
 
+# (comment lines as written, the Codex form; the Gemini form is each line as <!-- ... -->)
+COMMENT_LISTS = [
+    (['briefing: skills = ["a"]', 'briefing: files = ["x.md"]', 'briefing: skills = ["b", "a"]'],
+     {"skills": ["a", "b"], "files": ["x.md"]}),
+    (['briefing: files = ["x.md", "y/*.md"]'], {"skills": None, "files": ["x.md", "y/*.md"]}),
+    (['briefing: these files are reviewed', 'briefing: skills = []'], {"skills": [], "files": None}),
+]
+
+
+@pytest.mark.parametrize("lines, expected", COMMENT_LISTS)
+def test_one_pass_reads_every_list_of_the_comment_forms(lines, expected):
+    from conftest import load_hook
+    hook = load_hook()
+    codex = "".join("# %s\n" % line for line in lines) + 'name = "r"\n'
+    gemini = "---\nname: r\ndescription: d\n---\n" + "".join("<!-- %s -->\n" % line for line in lines)
+    assert hook.parse_comment_lists(codex) == expected
+    assert hook.parse_html_comment_lists(gemini) == expected
+
+
 def test_gemini_and_copilot_declarations_read_files(sandbox):
     from briefing.harnesses import HARNESSES
     from briefing.machine import Machine

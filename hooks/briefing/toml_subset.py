@@ -191,36 +191,47 @@ def toml_lines(text):
             i += 1
 
 
-def parse_skills_comment(text, key="skills"):
-    """The Codex declaration ``# briefing: skills = ["a", "b"]``, or None.
+# The lists a comment declaration may give (docs/files.md for "files"), read in one pass.
+COMMENT_LISTS = ("skills", "files")
 
-    Several such lines add up. Lines inside multi-line strings do not count.
-    ``key="files"`` reads ``# briefing: files = [...]`` the same way (docs/files.md).
+
+def parse_skills_comment(text):
+    """The Codex declaration ``# briefing: skills = ["a", "b"]``, or None (see parse_comment_lists)."""
+    return parse_comment_lists(text)["skills"]
+
+
+def parse_comment_lists(text):
+    """{key: names or None} of the Codex comment lines ``# briefing: <key> = ["a", "b"]``.
+
+    One pass over the role for every key of COMMENT_LISTS: several lines of a key
+    add up (the first line's array exactly as TOML reads it, later lines what is
+    new). Lines inside multi-line strings do not count.
     """
-    found, seen = None, set()
+    found, seen = dict.fromkeys(COMMENT_LISTS), {key: set() for key in COMMENT_LISTS}
     for n, line, in_string in toml_lines(text):
         if in_string:
             continue
         stripped = line.strip()
         if not stripped.startswith("#"):
             continue
-        items = _skills_declaration(stripped.lstrip("#"), n, '# briefing: %s = ["a", "b"]' % key, key)
-        if items is not None:
-            if found is None:
-                found = list(items)  # one line's array exactly as TOML reads it
-            else:  # a later line adds what is new; the set keeps the merge linear
-                found.extend(s for s in items if s not in seen)
-            seen.update(items)
+        declared = _comment_declaration(stripped.lstrip("#"), n, '# briefing: %s = ["a", "b"]')
+        if declared is not None:
+            key, items = declared
+            if found[key] is None:
+                found[key] = list(items)
+            else:  # the set keeps the merge linear
+                found[key].extend(s for s in items if s not in seen[key])
+            seen[key].update(items)
     return found
 
 
-def _skills_declaration(rest, n, form, key="skills"):
-    """``briefing: skills = [...]`` as written inside a comment (``rest`` follows its opener).
+def _comment_declaration(rest, n, form):
+    """(key, names) of ``briefing: <key> = [...]`` inside a comment (``rest`` follows its opener).
 
     The one reader of the comment form, for a Codex ``#`` line and a Gemini CLI
-    ``<!-- -->`` line alike. Returns the names, or None for prose that is no
-    declaration ("briefing: this role reviews"); ``form`` is the whole line as
-    it should be written, for the error.
+    ``<!-- -->`` line alike, for every key of COMMENT_LISTS. None for prose that
+    is no declaration ("briefing: this role reviews"); ``form`` is the line as it
+    should be written, with ``%s`` for the key, for the error.
     """
     rest = rest.strip()
     if not rest.startswith("briefing"):
@@ -229,36 +240,41 @@ def _skills_declaration(rest, n, form, key="skills"):
     if not rest.startswith(":"):
         return None
     rest = rest[1:].strip()
-    written, eq, value = rest.partition("=")
-    if not rest.startswith(key):
+    key = next((k for k in COMMENT_LISTS if rest.startswith(k)), None)
+    if key is None:
         return None  # prose such as "# briefing: this role reviews", not a declaration
+    written, eq, value = rest.partition("=")
     if written.strip() != key or not eq:
-        raise ParseError("expected %s" % form, n)
+        raise ParseError("expected %s" % form % key, n)
     value = value.strip()
     if not value.startswith("["):
         raise ParseError('briefing: %s must be an array such as ["a", "b"]' % key, n)
     items, rest = _toml_string_array(value, 0, n)
     _after_value(rest, n)
-    return items
+    return key, items
 
 
-def parse_skills_html_comment(text, key="skills"):
-    """The Gemini CLI declaration, a body line ``<!-- briefing: skills = ["a", "b"] -->``, or None.
+def parse_skills_html_comment(text):
+    """The Gemini CLI declaration ``<!-- briefing: skills = ["a", "b"] -->``, or None."""
+    return parse_html_comment_lists(text)["skills"]
 
-    ``key="files"`` reads ``<!-- briefing: files = [...] -->`` the same way (docs/files.md).
+
+def parse_html_comment_lists(text):
+    """{key: names or None} of the Gemini CLI body lines ``<!-- briefing: <key> = ["a", "b"] -->``.
 
     Gemini CLI rejects an agent whose frontmatter has a key it does not know
     (facts/gemini-cli.md §2), so the declaration lives in the body, as an HTML
-    comment on a line of its own, read by the Codex comment's reader. Several
-    such lines add up. Lines in the frontmatter and in fenced code blocks (an
-    agent that shows the syntax) do not count; line numbers are the file's.
+    comment on a line of its own, read by the Codex comment's reader, every key
+    of COMMENT_LISTS in one pass. Several such lines add up. Lines in the
+    frontmatter and in fenced code blocks (an agent that shows the syntax) do not
+    count; line numbers are the file's.
     """
     fm, body = split_frontmatter(text)
     first = len(fm) + 2 if fm is not None else 0  # lines before the body
     if fm is None and text.startswith("\ufeff"):
         body = text[1:]
-    form = '<!-- briefing: %s = ["a", "b"] -->' % key
-    found, fence = None, None
+    form = '<!-- briefing: %s = ["a", "b"] -->'
+    found, fence = dict.fromkeys(COMMENT_LISTS), None
     for n, line in enumerate(body.split("\n"), first + 1):
         stripped = line.rstrip("\r").strip()
         indent = len(line) - len(line.lstrip(" "))
@@ -278,17 +294,17 @@ def parse_skills_html_comment(text, key="skills"):
         if closed:
             inner = inner[:-3]
         elif "-->" in inner:
-            if _skills_declaration(inner[:inner.index("-->")], n, form, key) is not None:
+            if _comment_declaration(inner[:inner.index("-->")], n, form) is not None:
                 raise ParseError("the briefing comment must stand on a line of its own", n)
             continue
-        items = _skills_declaration(inner, n, form, key)
-        if items is None:
+        declared = _comment_declaration(inner, n, form)
+        if declared is None:
             continue
+        key, items = declared
         if not closed:
-            raise ParseError("the briefing comment must end with --> on the same line: %s" % form, n)
-        found = [] if found is None else found
-        found.extend(items)
-    return None if found is None else dedupe(found)
+            raise ParseError("the briefing comment must end with --> on the same line: %s" % form % key, n)
+        found[key] = (found[key] or []) + items
+    return {key: None if items is None else dedupe(items) for key, items in found.items()}
 
 
 def parse_wildcard_comment(text):

@@ -17,7 +17,7 @@ from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Project, Skill, Unreadable
 from ..text import escape_attr
 from ..toml_subset import (has_briefing_table, parse_briefing_table, parse_codex_config,
-                           parse_role_name, parse_skills_comment, parse_wildcard_comment)
+                           parse_comment_lists, parse_role_name, parse_wildcard_comment)
 from ..yaml_subset import may_spell, meta_value, parse_skill_meta
 
 
@@ -128,9 +128,9 @@ def load_codex_role(path, name, declared=False):
 
 def codex_role_from_text(harness, name, path, text):
     try:
-        skills = parse_skills_comment(text)
+        declared = parse_comment_lists(text)
+        skills, files = declared["skills"], declared["files"]
         wildcard = parse_wildcard_comment(text) is not False
-        files = parse_skills_comment(text, "files") if "files" in text else None
     except ParseError as exc:
         return Agent(harness, name, path, error="cannot read the briefing comment: %s" % exc)
     legacy = False

@@ -11,7 +11,7 @@ from . import HARNESSES, Harness
 from ..lookup import key_line_mentions, skill_from_text
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Project, Skill, Unreadable
-from ..toml_subset import parse_skills_html_comment, parse_wildcard_html_comment
+from ..toml_subset import parse_html_comment_lists, parse_wildcard_html_comment
 from ..yaml_subset import _unquote, parse_frontmatter, split_frontmatter
 
 
@@ -170,8 +170,8 @@ def load_gemini_agent(path, name, scope, machine, text=None):
             "it does not know: declare the skills in the body instead, on a line of its own: "
             '<!-- briefing: skills = ["a", "b"] -->' % ("briefing:" if fm.skills is not None else "skills:")))
     try:
-        skills = parse_skills_html_comment(text)
-        files = parse_skills_html_comment(text, "files") if "files" in text else None
+        declared = parse_html_comment_lists(text)
+        skills, files = declared["skills"], declared["files"]
     except ParseError as exc:
         return Agent("gemini", name, path, error="cannot read the briefing comment: %s" % exc)
     try:
