@@ -82,6 +82,7 @@ class Skill(object):
 
     __slots__ = ("name", "source", "path", "body", "size", "problem", "origin", "rule", "meta",
                  "override", "skip", "held", "passed")
+    element = "skill"  # its tag in a briefing (rendering.item_open); a project file's is "file"
 
     def __init__(self, name, source, path=None, body=None, size=None, problem=None, origin=None,
                  meta=None):

@@ -92,20 +92,18 @@ def _cut(text, budget):
 
 def is_file(item):
     """A project file (standing.StandingFile) rather than a skill: framed as <file path=…>."""
-    return hasattr(item, "loaded")
+    return item.element == "file"
 
 
-def skill_open(skill, seal, fragment=None):
-    if is_file(skill):
-        return '<file path="%s"%s seal="%s">\n' % (
-            escape_attr(skill.name), ' fragment="%s"' % fragment if fragment else "", seal)
-    return '<skill name="%s" dir="%s"%s seal="%s">\n' % (
-        escape_attr(skill.name), escape_attr(skill.dir),
-        ' fragment="%s"' % fragment if fragment else "", seal)
+def item_open(item, seal, fragment=None):
+    """The opening tag of what ``item.element`` names: <skill name= dir=> or <file path=>."""
+    where = ('path="%s"' % escape_attr(item.name) if is_file(item) else
+             'name="%s" dir="%s"' % (escape_attr(item.name), escape_attr(item.dir)))
+    return '<%s %s%s seal="%s">\n' % (item.element, where, ' fragment="%s"' % fragment if fragment else "", seal)
 
 
-def skill_close(seal, item=None):
-    return '\n</%s seal="%s">\n' % ("file" if item is not None and is_file(item) else "skill", seal)
+def item_close(item, seal):
+    return '\n</%s seal="%s">\n' % (item.element, seal)
 
 
 def part_open(agent, index, count, seal):
@@ -156,7 +154,7 @@ def render_parts(agent, skills, budget):
             total = pieces_of[id(skill)]
             seen[id(skill)] = seen.get(id(skill), 0) + 1
             fragment = "%d/%d" % (seen[id(skill)], total) if total > 1 else None
-            chunks += [skill_open(skill, seal, fragment), text, skill_close(seal, skill)]
+            chunks += [item_open(skill, seal, fragment), text, item_close(skill, seal)]
         chunks.append(part_close(seal))
         out.append("".join(chunks))
     return out
@@ -177,7 +175,7 @@ def _pack(skills, seal, rooms, keep_whole):
         return room
 
     for skill in skills:
-        overhead = _utf8_len(skill_open(skill, seal, "99/99") + skill_close(seal, skill))
+        overhead = _utf8_len(item_open(skill, seal, "99/99") + item_close(skill, seal))
         if overhead + MIN_FRAGMENT > min(first, room):
             return None  # a dir so long that not even a fragment fits
         need = overhead + skill.size
@@ -210,7 +208,7 @@ def split_capacity(agent, skills, budget):
     note = _utf8_len(" " + FILES_NOTE.format(seal=seal)) if any(is_file(s) for s in skills) else 0
     fixed += _utf8_len(HEADER.format(seal=seal)) + (PARTS - 1) * _utf8_len(CONTINUATION.format(seal=seal))
     fixed += PARTS * note
-    framing = [_utf8_len(skill_open(s, seal, "99/99") + skill_close(seal, s)) for s in skills] or [0]
+    framing = [_utf8_len(item_open(s, seal, "99/99") + item_close(s, seal)) for s in skills] or [0]
     cuts = (PARTS - 1) * (max(framing) + 200)
     return PARTS * budget - fixed - PARTS - sum(framing) - cuts
 

@@ -35,6 +35,7 @@ class StandingFile(object):
 
     __slots__ = ("name", "entry", "source", "rule", "path", "body", "size", "problem", "loaded",
                  "duplicate", "override")
+    element = "file"  # its tag in a briefing: <file path="…"> (rendering.item_open)
 
     def __init__(self, name, entry, path=None, problem=None):
         self.name = name  # the path relative to the entry's base folder, with "/"; or the entry
