@@ -85,7 +85,6 @@ def rule_report(machine, harnesses):
                 records.append(by_id[ident])
                 unknown = [h for h in rule.harnesses or () if h not in HARNESSES]
                 if unknown:
-                    by_id[ident]["status"] = "WARN"
                     by_id[ident]["warnings"].append(
                         "names harness(es) %s, which briefing does not know (it knows %s): the rule "
                         "applies in none of them" % (", ".join(unknown), ", ".join(HARNESSES)))
@@ -109,15 +108,12 @@ def rule_report(machine, harnesses):
                                            for f in entry.files if f.problem]
                     if entry.warning:
                         record["warnings"].append("%s: %s" % (harness.label, entry_warning_text(entry)))
-                if any(f.problem for e in entries for f in e.files):
-                    record["status"] = "FAIL"
-                elif record["warnings"] and record["status"] == "ok":
-                    record["status"] = "WARN"
             for skill in skills:
                 if skill.problem:
-                    record["status"] = "FAIL"
                     record["problems"].append("%s: skill '%s': %s: %s" % (
                         harness.label, skill.name, skill.problem, skill_fix(harness, skill, rule.label())))
+    for record in records:  # read off what was found, in every harness together
+        record["status"] = "FAIL" if record["problems"] else "WARN" if record["warnings"] else "ok"
     return records, checks
 
 

@@ -679,7 +679,7 @@ def parse_frontmatter(text):
         elif key == "skills":
             result.native, index = _list_value(value, lines, index, 0, "skills", True)
         elif key == "briefing":
-            result.skills, result.wildcard_rules, index, result.files = _briefing_mapping(value, lines, index)
+            result.skills, result.wildcard_rules, result.files, index = _briefing_mapping(value, lines, index)
         else:
             index += 1
     return result
@@ -711,7 +711,7 @@ def _fold_plain(head, value, lines, index):
 
 
 def _briefing_mapping(value, lines, index):
-    """The ``briefing:`` mapping; returns (skills list, wildcard-rules flag, next index, files list or None)."""
+    """The ``briefing:`` mapping; returns (skills list, wildcard-rules flag, files list or None, next index)."""
     lineno = lines[index][0]
     value = _strip_comment(value.strip())
     if value:
@@ -725,7 +725,7 @@ def _briefing_mapping(value, lines, index):
             rest = inner[end:]
             if not rest.strip().startswith("["):
                 raise ParseError("briefing.skills must be a list", lineno)
-            return _flow_list(rest, lineno), True, index + 1, None
+            return _flow_list(rest, lineno), True, None, index + 1
         raise ParseError("briefing: must be a mapping with a skills: list", lineno)
     skills, wildcard, files = None, None, None
     index += 1
@@ -766,7 +766,7 @@ def _briefing_mapping(value, lines, index):
             index += 1
     if skills is None and wildcard is None and files is None:
         raise ParseError("briefing: has no skills: list", lines[index - 1][0] if index else None)
-    return skills or [], wildcard is not False, index, files
+    return skills or [], wildcard is not False, files, index
 
 
 # The key by which a declaration opts out of glob rules: `wildcard-rules: false` under
