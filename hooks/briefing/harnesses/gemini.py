@@ -468,6 +468,24 @@ def gemini_loads_file(machine, agent, path, session):
     return None
 
 
+def gemini_ignore_lines(project):
+    """The lines of the project's .geminiignore and .gitignore, as GEMINI_HIDING_LINES writes them."""
+    found = set()
+    for ignore in (".geminiignore", ".gitignore"):
+        try:
+            lines = read_text(os.path.join(project, ignore)).splitlines()
+        except Unreadable:
+            continue
+        for line in lines:
+            line = line.strip()
+            for prefix in ("**/", "/"):
+                line = line[len(prefix):] if line.startswith(prefix) else line
+            for suffix in ("/**", "/"):
+                line = line[:-len(suffix)] if line.endswith(suffix) else line
+            found.add(line)
+    return found
+
+
 # .geminiignore or .gitignore lines that hide a private skill's folder from Gemini CLI's tree, as
 # written (a leading "/" and a trailing "/" or "/**" dropped); {name} is the skill's folder.
 GEMINI_HIDING_LINES = (".briefing", ".briefing/*", ".briefing/skills", ".briefing/skills/*",
@@ -484,25 +502,14 @@ def gemini_shows_path(machine, path):
     GEMINI_HIDING_LINES are recognised (other patterns are not interpreted: then the doctor
     says so, and the user knows whether the line covers it).
     """
+    from ..standing import names_in
     project = machine.project("gemini").folder
-    rel = os.path.relpath(path, project).replace(os.sep, "/")
-    parts = rel.split("/")
+    parts = next(names_in(machine, path, [project]), "").split("/")
     if len(parts) != 4 or parts[:2] != [".briefing", "skills"]:
         return None  # not a private skill of this project: the user folder is never in the tree
     hiding = {line.format(name=parts[2]) for line in GEMINI_HIDING_LINES}
-    for ignore in (".geminiignore", ".gitignore"):
-        try:
-            lines = read_text(os.path.join(project, ignore)).splitlines()
-        except Unreadable:
-            continue
-        for line in lines:
-            line = line.strip()
-            for prefix in ("**/", "/"):
-                line = line[len(prefix):] if line.startswith(prefix) else line
-            for suffix in ("/**", "/"):
-                line = line[:-len(suffix)] if line.endswith(suffix) else line
-            if line in hiding:
-                return None
+    if hiding & machine.memo(("gemini ignore lines", project), lambda: gemini_ignore_lines(project)):
+        return None
     return ("Gemini CLI's folder tree of the project, in every agent's context, names its folder "
             "(.briefing/skills/%s): add .briefing/skills/ to the project's .geminiignore to hide it" % parts[2])
 
