@@ -20,11 +20,6 @@ build = build_gemini_extension
 
 
 @pytest.fixture(scope="module")
-def built(gemini_build):
-    return gemini_build
-
-
-@pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory):
     """A second build, into a folder holding a file of the user's and a stale earlier build:
     (that folder, the extension, the archive). Two tests read it, so the build runs once."""
@@ -101,8 +96,8 @@ def test_a_windows_command_where_the_harness_takes_one(rel, key):
 
 # ------------------------------------------------------------------------------ the Gemini extension
 
-def test_the_built_folder_is_a_whole_extension_of_real_files(built):
-    ext, _ = built
+def test_the_built_folder_is_a_whole_extension_of_real_files(gemini_build):
+    ext, _ = gemini_build
     manifest = json.loads((ext / "gemini-extension.json").read_text())
     source = json.loads((REPO / "gemini" / "gemini-extension.json").read_text())
     assert manifest == dict(source, version=VERSION)
@@ -117,8 +112,8 @@ def test_the_built_folder_is_a_whole_extension_of_real_files(built):
     assert os.access(str(ext / "hooks" / "briefing-preload"), os.X_OK)
 
 
-def test_the_built_bytecode_is_current_and_checked(built):
-    ext, _ = built
+def test_the_built_bytecode_is_current_and_checked(gemini_build):
+    ext, _ = gemini_build
     source = ext / "hooks" / "briefing" / "main.py"
     # beside the source (cache_from_source would answer the tests' own pycache_prefix)
     pyc = str(source.parent / "__pycache__" / ("main.%s.pyc" % sys.implementation.cache_tag))
@@ -132,8 +127,8 @@ def test_the_built_bytecode_is_current_and_checked(built):
     assert proc.stdout.strip() == "True", proc
 
 
-def test_the_archive_holds_the_folder_with_the_manifest_at_its_root(built, tmp_path):
-    ext, tarball = built
+def test_the_archive_holds_the_folder_with_the_manifest_at_its_root(gemini_build, tmp_path):
+    ext, tarball = gemini_build
     with tarfile.open(str(tarball)) as tar:
         names = tar.getnames()
         assert names[0] == "gemini-extension.json"
@@ -146,18 +141,18 @@ def test_the_archive_holds_the_folder_with_the_manifest_at_its_root(built, tmp_p
     assert os.access(str(tmp_path / "x" / "hooks" / "briefing-preload"), os.X_OK)
 
 
-def test_the_archive_is_reproducible(built, rebuilt):
-    _, tarball = built
+def test_the_archive_is_reproducible(gemini_build, rebuilt):
+    _, tarball = gemini_build
     _, _, again = rebuilt
     assert again.read_bytes() == tarball.read_bytes()
     with gzip.open(str(again)) as f:
         assert f.read(1)
 
 
-def test_the_extension_works_once_the_checkout_is_gone(built, sandbox, tmp_path):
+def test_the_extension_works_once_the_checkout_is_gone(gemini_build, sandbox, tmp_path):
     """A copy of the built folder, far from the checkout: its guard denies, its rewrite briefs, and
     every module it imports is its own (from its own bytecode where there is one)."""
-    ext, _ = built
+    ext, _ = gemini_build
     copy = tmp_path / "elsewhere" / "briefing"
     shutil.copytree(str(ext), str(copy))
     sb = sandbox({"home/.gemini/skills/alpha/SKILL.md": skill_md("alpha", "ALPHA-BODY\n"),
@@ -186,10 +181,10 @@ def test_the_extension_works_once_the_checkout_is_gone(built, sandbox, tmp_path)
     assert not any(str(REPO) in line for line in briefed.stderr.decode().splitlines() if "import" in line)
 
 
-def test_the_doctor_judges_the_built_extensions_hooks_file(built, tmp_path):
+def test_the_doctor_judges_the_built_extensions_hooks_file(gemini_build, tmp_path):
     from conftest import load_hook
     hook = load_hook("briefing_preload_install")
-    ext, _ = built
+    ext, _ = gemini_build
     check = hook.gemini_hooks_check(str(ext))
     assert check["status"] == "ok" and "invoke_agent guard" in check["detail"], check
     broken = tmp_path / "briefing"
@@ -201,10 +196,10 @@ def test_the_doctor_judges_the_built_extensions_hooks_file(built, tmp_path):
     assert hook.gemini_hooks_check(str(broken))["status"] == "FAIL"
 
 
-def test_the_doctor_of_the_built_extension_checks_only_what_it_carries(built, tmp_path):
+def test_the_doctor_of_the_built_extension_checks_only_what_it_carries(gemini_build, tmp_path):
     """Run from an installed extension, the doctor knows its version, passes its own hooks file,
     and says the copy is no Claude Code, Codex or Copilot CLI plugin, rather than failing them."""
-    ext, _ = built
+    ext, _ = gemini_build
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
 
     def doctor(*args):
