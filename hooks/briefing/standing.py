@@ -102,7 +102,7 @@ def resolve_entries(machine, entries, loads_file):
         for found in entry.files:
             if found.problem:
                 continue
-            real = os.path.realpath(found.path)
+            real = machine.real_path(found.path)
             if real in seen:
                 found.duplicate = seen[real]
                 continue
@@ -131,7 +131,7 @@ def match_entry(machine, entry):
     if not any(is_glob(s) for s in segments):
         path = os.path.join(entry.base, *segments)
         found = StandingFile(rel, entry, path)
-        found.problem = outside(path, base_real) or plain_problem(path)
+        found.problem = outside(machine, path, base_real) or plain_problem(path)
         entry.files = [found]
         return
     try:
@@ -139,14 +139,14 @@ def match_entry(machine, entry):
     except GlobTooBroad as exc:
         entry.files = [StandingFile(entry.text, entry, problem=str(exc))]
         return
-    entry.files = [StandingFile(name, entry, path, outside(path, base_real)) for name, path in matches]
+    entry.files = [StandingFile(name, entry, path, outside(machine, path, base_real)) for name, path in matches]
     if not matches:
         entry.warning = "matches no file in %s" % entry.base
 
 
-def outside(path, base_real):
+def outside(machine, path, base_real):
     """Why ``path`` is not inside the project once links are followed, or None."""
-    real = os.path.realpath(path)
+    real = machine.real_path(path)
     if is_inside(real, base_real):
         return None
     return "a link that points out of the project folder (to %s): not read" % real
