@@ -10,7 +10,7 @@ path. Imported only when a rule or a declaration names files.
 import os
 import stat
 
-from .files import is_inside, read_text
+from .files import ABSENT, is_inside, read_text, real_path
 from .names import glob_match, is_glob
 from .records import Unreadable
 
@@ -19,6 +19,14 @@ from .records import Unreadable
 # matched. Past either the entry is refused (never delivered in part): narrow it.
 WALK_FOLDERS = 2000
 GLOB_FILES = 256
+
+
+# An entry is at most ENTRY_CHARS characters and PATH_DEPTH names long, and a glob walks at most
+# PATH_DEPTH folders below the entry's base: past either, the entry is refused, saying so. Every
+# loop over a path is iterative and would take any depth; the bounds keep what an entry may cost,
+# and what a refusal must say, small (issue 36: 400 segments once crashed the hook).
+ENTRY_CHARS = 1024
+PATH_DEPTH = 64
 
 
 # Folders a wildcard never walks into (nor does ``*`` match them): hidden ones (``.git``, ``.venv``)
@@ -71,6 +79,8 @@ def entry_segments(text):
         return None, "an empty path"
     if not text.isprintable():
         return None, "a path with control characters"
+    if len(text) > ENTRY_CHARS:
+        return None, "a path of %d characters, over the %d-character limit" % (len(text), ENTRY_CHARS)
     if os.path.isabs(text) or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
         return None, "an absolute path: a file is named relative to the project folder"
     segments = []
@@ -85,6 +95,8 @@ def entry_segments(text):
         segments.append(segment)
     if not segments:
         return None, "names the project folder itself, not a file"
+    if len(segments) > PATH_DEPTH:
+        return None, "a path of %d names, over the %d-name limit" % (len(segments), PATH_DEPTH)
     if segments[-1] == "**":
         segments.append("*")  # "docs/**": every file below docs
     return segments, None
@@ -156,7 +168,10 @@ def plain_problem(path):
     """Why a plain path cannot be delivered (it is missing, or a folder), or None; the read says the rest."""
     try:
         mode = os.stat(path).st_mode
-    except (OSError, ValueError):
+    except OSError as exc:
+        # Not there; or there, but not reachable (a chain of links no kernel follows: issue 36)
+        return "no such file" if exc.strerror in ABSENT or not exc.strerror else exc.strerror
+    except ValueError:
         return "no such file"
     if stat.S_ISDIR(mode):
         return "a folder, not a file (name its files, e.g. folder/*.md or folder/**/*.md)"
@@ -178,7 +193,7 @@ def walk_glob(base, segments, base_real):
     ``*`` and ``?`` match within one name, ``**`` any number of folders. A
     wildcard never enters a linked folder, a hidden one (unless the pattern's
     segment starts with a dot) or a SKIPPED_FOLDERS one; a literal folder that is a
-    link is followed only while it stays inside the project. Bounded: see WALK_FOLDERS.
+    link is followed only while it stays inside the project. Bounded: see WALK_FOLDERS and PATH_DEPTH.
     """
     found, visited, listed = {}, set(), [0]
     stack = [(base, (), 0)]
@@ -208,6 +223,8 @@ def walk_glob(base, segments, base_real):
             stack.append((folder, rel, index + 1))
             for item in listing(folder):
                 if is_folder(item) and not item.name.startswith(".") and item.name not in SKIPPED_FOLDERS:
+                    if len(rel) >= PATH_DEPTH:
+                        raise GlobTooBroad("the glob goes deeper than %d folders: narrow it" % PATH_DEPTH)
                     stack.append((item.path, rel + (item.name,), index))
         elif is_glob(segment):
             for item in listing(folder):
@@ -222,7 +239,7 @@ def walk_glob(base, segments, base_real):
             if last:
                 if os.path.lexists(path) and not os.path.isdir(path):
                     found.setdefault("/".join(rel + (segment,)), path)
-            elif os.path.isdir(path) and is_inside(os.path.realpath(path), base_real):
+            elif os.path.isdir(path) and is_inside(real_path(path), base_real):
                 stack.append((path, rel + (segment,), index + 1))
         if len(found) > GLOB_FILES:
             raise GlobTooBroad("the glob matches more than %d files: narrow it" % GLOB_FILES)
