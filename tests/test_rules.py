@@ -625,6 +625,10 @@ def test_bundled_rules_example_files_and_private_skill(sandbox, agent, skills, f
 
 
 def test_absurdly_nested_rules_file_is_a_parse_error():
+    # Read at any depth (issue 36: a loop takes over where the C scanner stops), then refused for its shape.
     with pytest.raises(HOOK.ParseError) as caught:
         HOOK.parse_rules('{"rules": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert "rules[0] must be an object" in caught.value.message
+    with pytest.raises(HOOK.ParseError) as caught:
+        HOOK.parse_rules('{"rules": ' + "[" * 100000 + "}")
     assert "not JSON" in caught.value.message

@@ -418,3 +418,193 @@ def test_the_audit_line_names_the_files(sandbox):
     sb = sandbox({"project/CLAUDE.md": "M", RULES: rules(("Explore", ["CLAUDE.md"]))})
     message = sb.run(sb.spawn("Explore"), args=("--part", 1)).system_message
     assert message.startswith("briefing: Explore \u2190 CLAUDE.md (0.0 kB); from rule 'Explore' in"), message
+
+
+# --------------------------------------------------------------------------------------------
+# 7. Links in globs (issue 36, holes 4 and 5): a glob matches regular files only and says what it
+#    skipped; a folder the entry names that is a link out of the project refuses the entry
+# --------------------------------------------------------------------------------------------
+
+def doctor_entry(sb, agent="Explore"):
+    """(the agent's doctor row, its first files entry) from the JSON doctor."""
+    out = sb.doctor("--cwd", str(sb.project), "--harness", "claude", "--json")
+    assert "Traceback" not in out.err, out
+    row = [r for r in out.data["agents"] if r["agent"] == agent][0]
+    return row, row["files"][0]
+
+
+@pytest.mark.parametrize("entry", ["docs/*", "docs/**"])
+def test_a_glob_skips_a_linked_folder_inside_the_project(sandbox, entry):
+    sb = sandbox({"project/shared/s.md": "SHARED", "project/docs/shared": Symlink("../shared"),
+                  "project/docs/a.md": "A", RULES: rules(("Explore", [entry]))})
+    got, reason = brief(sb, "Explore")
+    assert reason is None and got.files == {"docs/a.md": "A"}, reason
+    row, record = doctor_entry(sb)
+    assert row["status"] == "ok", row
+    (skipped,) = record["skipped"]
+    assert skipped["path"] == "docs/shared" and skipped["why"].startswith("a link to a folder ("), skipped
+    text = sb.doctor("--cwd", str(sb.project), "--harness", "claude").out
+    assert "file docs/shared" in text and "[skipped: a link to a folder (" in text, text
+    shown = sb.doctor("--cwd", str(sb.project), "--harness", "claude", "--show", "Explore").out
+    assert "file docs/shared (from '%s'): skipped: a link to a folder" % entry in shown, shown
+
+
+@pytest.mark.parametrize("files, why", [
+    ({"project/docs/gone.md": Symlink("nowhere.md")}, "a link to nothing (nowhere.md)"),
+    ({"project/docs/gone.md": Fifo()}, "not a regular file"),
+    ({"project/docs/gone.md": Symlink("../../elsewhere")}, "a link to a folder ("),  # out: never entered
+])
+def test_a_glob_skips_what_is_not_a_regular_file_and_the_doctor_says_so(sandbox, files, why):
+    sb = sandbox(dict(files, **{"elsewhere/secret.md": "SECRET", "project/docs/a.md": "A",
+                                RULES: rules(("Explore", ["docs/*.md"]))}))
+    got, reason = brief(sb, "Explore")
+    assert reason is None and got.files == {"docs/a.md": "A"}, reason
+    row, record = doctor_entry(sb)
+    assert row["status"] == "ok" and [s["path"] for s in record["skipped"]] == ["docs/gone.md"], row
+    assert record["skipped"][0]["why"].startswith(why), record
+
+
+def test_a_glob_that_only_skips_warns_naming_what_it_skipped(sandbox):
+    sb = sandbox({"project/shared/s.md": "S", "project/docs/shared": Symlink("../shared"),
+                  RULES: rules(("Explore", ["CLAUDE.md", "docs/*"])), "project/CLAUDE.md": "M"})
+    got, reason = brief(sb, "Explore")
+    assert reason is None and got.files == {"CLAUDE.md": "M"}
+    out = sb.doctor("--cwd", str(sb.project), "--harness", "claude", "--json").data
+    row = [r for r in out["agents"] if r["agent"] == "Explore"][0]
+    assert row["status"] == "WARN" and any("matches no file" in w and "(skipped: docs/shared)" in w
+                                           for w in row["warnings"]), row
+
+
+@pytest.mark.parametrize("entry, link", [
+    ("linked/*.md", "linked"),
+    ("linked/**", "linked"),
+    ("linked/sub/*.md", "linked"),
+    ("docs/linked/*.md", "docs/linked"),
+])
+def test_a_glob_through_a_link_out_of_the_project_is_refused_naming_the_link(sandbox, entry, link):
+    sb = sandbox({"elsewhere/secret.md": "SECRET", "elsewhere/sub/secret.md": "SECRET",
+                  "project/linked": Symlink("../elsewhere"), "project/docs/linked": Symlink("../../elsewhere"),
+                  RULES: rules(("Explore", [entry]))})
+    got, reason = brief(sb, "Explore")
+    assert reason and reason.startswith(
+        "briefing: agent 'Explore' declares undeliverable file(s): %s (%s is a link out of the project" % (entry, link)
+    ), reason
+    assert got.aborted and "SECRET" not in json.dumps(got.__dict__, default=str)
+    row, record = doctor_entry(sb)
+    assert row["status"] == "FAIL" and record["warning"] is None, row
+    problem = record["matches"][0]["problem"]
+    assert problem == "%s is a link out of the project folder (to %s): not followed" % (
+        link, sb.root / "elsewhere"), problem
+    assert any(("file '%s'" % entry) in p and problem in p for p in row["problems"]), row["problems"]
+    text = sb.doctor("--cwd", str(sb.project), "--harness", "claude").out
+    assert "matches no file" not in text and "is a link out of the project folder" in text, text
+
+
+# A property over generated layouts: in docs/, four names a.md..d.md and two folders sub, lk, each
+# of a generated kind; entries from a fixed set. The oracle is the contract (docs/files.md), not the
+# code: a glob delivers regular files (a link to a file inside the project too), refuses a matched
+# file whose link leads out, skips links to folders, links to nothing and special files (and names
+# them), never enters a linked folder through a wildcard, follows a named folder link inside the
+# project and refuses one that leads out. The guard, SubagentStart and the doctor must all agree.
+
+FILE_KINDS = ["file", "link-in", "link-out", "link-folder-in", "link-folder-out", "dangling", "fifo", "absent"]
+FOLDER_KINDS = ["folder", "link-folder-in", "link-folder-out", "absent"]
+GLOB_ENTRIES = ["docs/*.md", "docs/*", "docs/**", "docs/**/*.md", "docs/*/x.md", "docs/lk/*.md", "docs/sub/*.md"]
+
+
+def layout_files(kinds):
+    files = {"project/shared/x.md": "SHARED-X", "outside/x.md": "OUT-X", "outside/f.md": "OUT-F"}
+    for name, kind in kinds.items():
+        path = "project/docs/" + name
+        if kind == "file":
+            files[path] = "F-" + name
+        elif kind == "folder":
+            files[path + "/x.md"] = "X-" + name
+        elif kind == "link-in":
+            files["project/targets/" + name] = "T-" + name
+            files[path] = Symlink("../targets/" + name)
+        elif kind == "link-out":
+            files[path] = Symlink("../../outside/f.md")
+        elif kind == "link-folder-in":
+            files[path] = Symlink("../shared")
+        elif kind == "link-folder-out":
+            files[path] = Symlink("../../outside")
+        elif kind == "dangling":
+            files[path] = Symlink("nothing-" + name)
+        elif kind == "fifo":
+            files[path] = Fifo()
+    files["project/docs/keep.txt"] = "K"  # docs/ always exists
+    return files
+
+
+def expected_outcome(kinds, entry):
+    """(refused, {delivered name: text}, {skipped names}) of one entry, from the contract."""
+    delivered, skipped, refused = {}, set(), False
+    contents = {"file": "F-%s", "link-in": "T-%s"}
+
+    def file_at(name, kind):
+        nonlocal refused
+        if kind in contents:
+            delivered["docs/" + name] = contents[kind] % name
+        elif kind == "link-out":
+            refused = True
+        elif kind in ("link-folder-in", "link-folder-out", "dangling", "fifo"):
+            skipped.add("docs/" + name)
+
+    files = {n: k for n, k in kinds.items() if n.endswith(".md")}
+    folders = {n: k for n, k in kinds.items() if not n.endswith(".md")}
+    if entry in ("docs/*.md", "docs/*", "docs/**", "docs/**/*.md"):
+        for name, kind in files.items():
+            file_at(name, kind)
+        if entry == "docs/*" or entry == "docs/**":
+            delivered["docs/keep.txt"] = "K"
+        for name, kind in folders.items():
+            if kind.startswith("link-folder") and entry != "docs/*.md":  # "sub", "lk" never match *.md
+                skipped.add("docs/" + name)
+            elif kind == "folder" and entry in ("docs/**", "docs/**/*.md"):
+                delivered["docs/%s/x.md" % name] = "X-" + name
+    elif entry == "docs/*/x.md":
+        for name, kind in folders.items():
+            if kind.startswith("link-folder"):
+                skipped.add("docs/" + name)
+            elif kind == "folder":
+                delivered["docs/%s/x.md" % name] = "X-" + name
+        for name, kind in files.items():
+            if kind.startswith("link-folder"):
+                skipped.add("docs/" + name)  # a linked folder the wildcard does not enter
+    else:
+        name = entry.split("/")[1]
+        kind = folders[name]
+        if kind == "folder":
+            delivered["docs/%s/x.md" % name] = "X-" + name
+        elif kind == "link-folder-in":
+            delivered["docs/%s/x.md" % name] = "SHARED-X"
+        elif kind == "link-folder-out":
+            refused = True
+    return refused, delivered, skipped
+
+
+def test_links_in_globs_property(sandbox):
+    import random
+    rng = random.Random(int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261203")))
+    sb = sandbox({})
+    for case in range(24):
+        kinds = {n: rng.choice(FILE_KINDS) for n in ("a.md", "b.md", "c.md", "d.md")}
+        kinds.update({n: rng.choice(FOLDER_KINDS) for n in ("sub", "lk")})
+        entry = rng.choice(GLOB_ENTRIES)
+        for folder in ("project/docs", "project/targets", "project/shared", "outside"):
+            os.system("rm -rf '%s'" % sb.path(folder))
+        sb.write(dict(layout_files(kinds), **{RULES: rules(("Explore", [entry]))}))
+        refused, delivered, skipped = expected_outcome(kinds, entry)
+        got, reason = brief(sb, "Explore")
+        context = (case, kinds, entry, reason)
+        assert (reason is not None) == refused, context
+        if refused:
+            assert got.aborted, context
+        else:
+            files = got.files if got is not None else {}  # nothing to deliver: no briefing at all
+            assert files == delivered and "OUT-" not in json.dumps(files), (context, files)
+        row, record = doctor_entry(sb)
+        assert (row["status"] == "FAIL") == refused, (context, row)
+        if not refused:
+            assert {s["path"] for s in record.get("skipped", ())} == skipped, (context, record)

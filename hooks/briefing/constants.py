@@ -65,3 +65,10 @@ SHOWN_PATH = 112
 
 
 DENY_LIMIT = 2000
+
+
+# Where the guard is also the delivery (Gemini CLI), it passes the spawn's arguments on whole with
+# the briefing in front of the prompt. A spawn tool takes flat arguments; arguments nested deeper
+# than this are not passed on, and a declaring agent's spawn is refused, saying so (issue 36). The
+# hook reads and writes JSON at any depth without recursion: this bounds what it echoes, nothing else.
+SPAWN_INPUT_DEPTH = 64

@@ -7,7 +7,7 @@ import os
 import sys
 
 from .constants import MAX_FILE_BYTES
-from .files import display_path, is_dir, is_inside, plugin_root, read_text
+from .files import display_path, is_dir, is_inside, plugin_root, read_text, real_path
 from .harnesses import HARNESSES
 from .jsontext import parse_json
 from .machine import Machine
@@ -196,6 +196,9 @@ def say_files(say, entry, harness=None):
         size = "%d B" % match["bytes"] if match["bytes"] is not None else "-"
         say("        %-8s file %-19s %-10s%s  [%s]\n", label, shown, size,
             "" if shown == entry["entry"] else " (from '%s')" % entry["entry"], match["verdict"])
+    for skipped in entry["skipped"]:
+        say("        %-8s file %-19s %-10s (from '%s')  [skipped: %s]\n", label, skipped["path"], "-",
+            entry["entry"], skipped["why"])
 
 
 def plugin_version():
@@ -222,8 +225,8 @@ def skill_record(skill, briefing):
             "unrenderable" if briefing.unrendered(skill) else "unreadable")
     else:
         status = "ok"
-        mine = {os.path.realpath(s.path) for s in briefing.delivered}
-        if skill.path and os.path.realpath(skill.path) in mine:
+        mine = {real_path(s.path) for s in briefing.delivered}
+        if skill.path and real_path(skill.path) in mine:
             delivered_by = "briefing"
         elif briefing.harness.preloads_native:
             delivered_by = {"claude": "claude-code"}.get(briefing.harness.key, briefing.harness.key)
@@ -349,6 +352,9 @@ def doctor_show(machine, name, harnesses, as_json, out):
                     "rule" if declared["rule"] else "briefing", match["path"] or declared["entry"],
                     "" if match["path"] in (None, declared["entry"]) else " (from '%s')" % declared["entry"],
                     match["verdict"])))
+            for skipped in declared["skipped"]:
+                out.write(for_people("    %-8s file %s (from '%s'): skipped: %s\n" % (
+                    "rule" if declared["rule"] else "briefing", skipped["path"], declared["entry"], skipped["why"])))
         count = len(entry["parts"])
         for part in entry["parts"]:
             out.write("--- part %d of %d: %d characters, %d bytes (%s) ---\n" % (

@@ -219,6 +219,64 @@ def walk_files(root, suffix):
         stack.extend(reversed(subdirs))
 
 
+# How many links deep ``real_path`` follows a link whose target holds a link, and so on. Every
+# kernel gives up sooner (Linux after 40 links in one lookup, macOS and the BSDs after 32, Windows
+# after 63 reparse points), so a chain this deep could not be opened anyway: past it, the rest of
+# the path is left unresolved, as os.path.realpath leaves a link loop, and reading it fails.
+LINK_DEPTH = 64
+
+
+def real_path(path):
+    """``os.path.realpath(path)``, in a loop instead of a recursion per nested link.
+
+    Before Python 3.13, posixpath resolves a link whose target is another link by
+    recursing, so a chain of about a thousand links (a project can hold one) raised
+    RecursionError inside the hook. This is the same algorithm (3.8's
+    ``_joinrealpath``, loops and all) with its stack made explicit and bounded by
+    LINK_DEPTH. Elsewhere (Windows) it is ``os.path.realpath``, which does not recurse.
+    """
+    if os.path.sep != "/" or os.path.altsep:
+        return os.path.realpath(path)
+    path, rest, seen, outer = "", os.fspath(path), {}, []
+    if rest.startswith("/"):
+        path, rest = "/", rest[1:]
+    while True:
+        while rest:
+            name, _, rest = rest.partition("/")
+            if not name or name == ".":
+                continue
+            if name == "..":
+                if path:
+                    path, name = os.path.split(path)
+                    if name == "..":
+                        path = os.path.join(path, "..", "..")
+                else:
+                    path = ".."
+                continue
+            link = os.path.join(path, name)
+            if not os.path.islink(link):
+                path = link
+                continue
+            if link in seen and seen[link] is not None:
+                path = seen[link]
+                continue
+            if link in seen or len(outer) >= LINK_DEPTH:
+                # A loop, or a chain no kernel follows: the rest stays as written.
+                path = os.path.join(link, rest)
+                for outer_rest, _ in reversed(outer):
+                    path = os.path.join(path, outer_rest)
+                return os.path.abspath(path)
+            seen[link] = None  # being resolved: meeting it again is a loop
+            outer.append((rest, link))
+            rest = os.readlink(link)
+            if rest.startswith("/"):
+                path, rest = "/", rest[1:]
+        if not outer:
+            return os.path.abspath(path)
+        rest, link = outer.pop()
+        seen[link] = path
+
+
 def is_inside(path, folder):
     path, folder = os.path.abspath(path), os.path.abspath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -14,9 +14,10 @@ as the harness's own records show (``Harness.compacted``).
 import os
 import sys
 
+from .constants import SPAWN_INPUT_DEPTH
 from .files import display_path, is_inside, shown_path, warn
 from .harnesses import HARNESSES
-from .jsontext import dump_json
+from .jsontext import dump_json, nesting_deeper
 from .machine import Machine
 from .rendering import render_abort
 from .resolution import not_briefed_message, resolve
@@ -183,6 +184,11 @@ def spawn_output(harness, briefing, tool_input, event):
     parts = briefing.parts()
     if not parts:
         return None
+    if nesting_deeper(tool_input, SPAWN_INPUT_DEPTH):
+        # Passing the arguments on is the delivery: what cannot be passed on whole is refused.
+        return harness.deny_output(briefing.input_reason(
+            "its spawn's arguments nest more than %d levels deep, and %s takes the briefing only %s, "
+            "in arguments the hook passes on whole" % (SPAWN_INPUT_DEPTH, harness.label, harness.delivery())))
     rewritten = dict(tool_input)
     original = tool_input.get(harness.brief_field)
     rewritten[harness.brief_field] = parts[0] + "\n\n" + (original if isinstance(original, str) else "")

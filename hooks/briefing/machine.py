@@ -9,7 +9,7 @@ computes, keeping it in ``state`` for the rest of the run.
 """
 import os
 
-from .files import is_dir
+from .files import is_dir, real_path
 from .harnesses import HARNESSES
 from .lookup import frontmatter_names_below, plugin_skill_dirs
 from .rules import RULES_FILE, USER_RULES_FILE, read_rules
@@ -60,6 +60,12 @@ class Machine(object):
             self._memo[key] = compute()
         return self._memo[key]
 
+    def known(self, key):
+        """(True, the value) when ``memo`` has computed ``key`` already, else (False, None)."""
+        if key in self._memo:
+            return True, self._memo[key]
+        return False, None
+
     def is_dir(self, path):
         return self.memo(("is_dir", path), lambda: is_dir(path))
 
@@ -68,13 +74,27 @@ class Machine(object):
 
         A briefing of thousands of skills in one root would otherwise resolve
         that root's every component again for each skill. Exact: a folder is
-        resolved fully, then only the last component can still be a link.
+        resolved fully, then only the last component can still be a link. A loop,
+        not a recursion per component: a path of any depth costs no stack (issue 36).
         """
-        parent, leaf = os.path.split(path)
-        if not parent or parent == path or leaf in ("", ".", ".."):
-            return os.path.realpath(path)
-        joined = os.path.join(self.memo(("real path", parent), lambda: self.real_path(parent)), leaf)
-        return os.path.realpath(joined) if os.path.islink(joined) else joined
+        below = []  # (a path, its last component), from ``path`` up to the nearest folder known
+        while True:
+            parent, leaf = os.path.split(path)
+            if not parent or parent == path or leaf in ("", ".", ".."):
+                real = real_path(path)
+                break
+            below.append((path, leaf))
+            real = self._memo.get(("real path", parent))
+            if real is not None:
+                break
+            path = parent
+        for index in range(len(below) - 1, -1, -1):
+            path, leaf = below[index]
+            joined = os.path.join(real, leaf)
+            real = real_path(joined) if os.path.islink(joined) else joined
+            if index:
+                self._memo[("real path", path)] = real  # the parent of the next one down
+        return real
 
     def plugin_skill_dirs(self, root, manifest_dir=".claude-plugin"):
         """``plugin_skill_dirs`` as a list, read once per payload (and warned about once)."""

@@ -14,7 +14,7 @@ whose skills the harness holds never loads this module.
 """
 import os
 
-from .files import display_path, is_inside, path_kind
+from .files import display_path, is_inside, path_kind, real_path
 from .lookup import load_skill
 from .names import valid_skill_name
 from .records import PRIVATE_ORIGIN, Skill
@@ -53,7 +53,7 @@ def private_candidate(machine, root, name, source):
     kind = path_kind(path)
     if kind is None:
         return None, False
-    real = os.path.realpath(path)
+    real = real_path(path)
     if not is_inside(real, machine.real_path(root)):
         return Skill(name, source, path=path, origin=PRIVATE_ORIGIN, problem=(
             "SKILL.md at %s leads outside %s (to %s): briefing reads nothing outside its private "

@@ -7,7 +7,7 @@ and doctor verdict is then read off the Briefing.
 import os
 
 from .constants import REFUSAL_NAMES, SHOWN_PROBLEM
-from .files import display_path, shown_path
+from .files import display_path, real_path, shown_path
 from .harnesses import HARNESSES
 from .machine import Machine
 from .names import split_plugin_name
@@ -210,6 +210,11 @@ class Briefing(object):
             return ""
         return "briefing: agent '%s' %s" % (shown_name(self.agent.name), self.refusal())
 
+    def input_reason(self, why):
+        """Why a spawn whose input the hook cannot pass on is refused (``why``: what about it)."""
+        return "briefing: agent '%s' cannot be briefed: %s. Spawn it again with plain arguments." % (
+            shown_name(self.agent.name), why)
+
     def refusal(self):
         """The reason after "agent 'NAME' ": what is wrong and what to change (the pre-flight's line)."""
         off = [s.override for s in self.missing if is_off(s)]
@@ -386,7 +391,7 @@ def render_problem(rendering):
 
 
 def same_file(a, b):
-    return bool(a.path and b.path) and os.path.realpath(a.path) == os.path.realpath(b.path)
+    return bool(a.path and b.path) and real_path(a.path) == real_path(b.path)
 
 
 def is_off(skill):

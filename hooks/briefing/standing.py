@@ -10,7 +10,7 @@ path. Imported only when a rule or a declaration names files.
 import os
 import stat
 
-from .files import is_inside, read_text
+from .files import ABSENT, display_path, is_inside, read_text, real_path
 from .names import glob_match, is_glob
 from .records import Unreadable
 
@@ -19,6 +19,14 @@ from .records import Unreadable
 # matched. Past either the entry is refused (never delivered in part): narrow it.
 WALK_FOLDERS = 2000
 GLOB_FILES = 256
+
+
+# An entry is at most ENTRY_CHARS characters and PATH_DEPTH names long, and a glob walks at most
+# PATH_DEPTH folders below the entry's base: past either, the entry is refused, saying so. Every
+# loop over a path is iterative and would take any depth; the bounds keep what an entry may cost,
+# and what a refusal must say, small (issue 36: 400 segments once crashed the hook).
+ENTRY_CHARS = 1024
+PATH_DEPTH = 64
 
 
 # Folders a wildcard never walks into (nor does ``*`` match them): hidden ones (``.git``, ``.venv``)
@@ -54,7 +62,7 @@ class StandingFile(object):
 class FileEntry(object):
     """One entry of a ``files`` list as written, where it is resolved, and what it matched."""
 
-    __slots__ = ("text", "source", "rule", "base", "files", "warning")
+    __slots__ = ("text", "source", "rule", "base", "files", "warning", "skipped")
 
     def __init__(self, text, source, rule, base):
         self.text = text
@@ -63,6 +71,7 @@ class FileEntry(object):
         self.base = base  # the project folder it is relative to
         self.files = []  # StandingFile per match; one with a problem when the entry cannot be used
         self.warning = None  # a glob that matched nothing: delivers nothing, the doctor warns
+        self.skipped = []  # [(relative name, why)]: what a glob matched that is not a regular file
 
 
 def entry_segments(text):
@@ -71,6 +80,8 @@ def entry_segments(text):
         return None, "an empty path"
     if not text.isprintable():
         return None, "a path with control characters"
+    if len(text) > ENTRY_CHARS:
+        return None, "a path of %d characters, over the %d-character limit" % (len(text), ENTRY_CHARS)
     if os.path.isabs(text) or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
         return None, "an absolute path: a file is named relative to the project folder"
     segments = []
@@ -85,6 +96,8 @@ def entry_segments(text):
         segments.append(segment)
     if not segments:
         return None, "names the project folder itself, not a file"
+    if len(segments) > PATH_DEPTH:
+        return None, "a path of %d names, over the %d-name limit" % (len(segments), PATH_DEPTH)
     if segments[-1] == "**":
         segments.append("*")  # "docs/**": every file below docs
     return segments, None
@@ -135,13 +148,16 @@ def match_entry(machine, entry):
         entry.files = [found]
         return
     try:
-        matches = walk_glob(entry.base, segments, base_real)
-    except GlobTooBroad as exc:
+        matches, entry.skipped = walk_glob(entry.base, segments, base_real)
+    except GlobRefused as exc:
         entry.files = [StandingFile(entry.text, entry, problem=str(exc))]
         return
     entry.files = [StandingFile(name, entry, path, outside(machine, path, base_real)) for name, path in matches]
     if not matches:
         entry.warning = "matches no file in %s" % entry.base
+        if entry.skipped:
+            entry.warning += " (skipped: %s)" % ", ".join(name for name, _ in entry.skipped[:3]) + (
+                ", \u2026" if len(entry.skipped) > 3 else "")
 
 
 def outside(machine, path, base_real):
@@ -156,15 +172,18 @@ def plain_problem(path):
     """Why a plain path cannot be delivered (it is missing, or a folder), or None; the read says the rest."""
     try:
         mode = os.stat(path).st_mode
-    except (OSError, ValueError):
+    except OSError as exc:
+        # Not there; or there, but not reachable (a chain of links no kernel follows: issue 36)
+        return "no such file" if exc.strerror in ABSENT or not exc.strerror else exc.strerror
+    except ValueError:
         return "no such file"
     if stat.S_ISDIR(mode):
         return "a folder, not a file (name its files, e.g. folder/*.md or folder/**/*.md)"
     return None
 
 
-class GlobTooBroad(Exception):
-    pass
+class GlobRefused(Exception):
+    """Why a glob entry is refused as a whole: it reaches too far, or through a link out of the project."""
 
 
 def visible(name, segment):
@@ -172,21 +191,52 @@ def visible(name, segment):
     return not name.startswith(".") or segment.startswith(".")
 
 
-def walk_glob(base, segments, base_real):
-    """[(relative name, path)] of the files below ``base`` that ``segments`` match, sorted by name.
+def match_kind(path):
+    """What a glob found at ``path``: "file" (a regular file, through a link too), "folder", or why
+    it is skipped: a glob matches regular files only, and enters no linked folder (issue 36)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if not stat.S_ISLNK(mode):
+        return "not a regular file"
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        try:
+            return "a link to nothing (%s)" % os.readlink(path)
+        except (OSError, ValueError):
+            return "a link to nothing"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "a link to a folder (%s): a glob matches files, and enters no linked folder" % (
+            display_path(real_path(path)))
+    return "a link to something that is not a regular file"
 
-    ``*`` and ``?`` match within one name, ``**`` any number of folders. A
-    wildcard never enters a linked folder, a hidden one (unless the pattern's
-    segment starts with a dot) or a SKIPPED_FOLDERS one; a literal folder that is a
-    link is followed only while it stays inside the project. Bounded: see WALK_FOLDERS.
+
+def walk_glob(base, segments, base_real):
+    """([(relative name, path)] of the files below ``base`` that ``segments`` match, sorted by name;
+    [(relative name, why)] of what it matched and skipped).
+
+    ``*`` and ``?`` match within one name, ``**`` any number of folders. A glob
+    matches regular files only: a link to a folder, a link to nothing, a FIFO or a
+    device is skipped, and said so. A wildcard never enters a linked folder, a hidden
+    one (unless the pattern's segment starts with a dot) or a SKIPPED_FOLDERS one; a
+    literal folder that is a link is followed while it stays inside the project, and
+    refuses the entry when it leads out of it. Bounded: see WALK_FOLDERS and PATH_DEPTH.
     """
-    found, visited, listed = {}, set(), [0]
+    found, skipped, visited, listed = {}, {}, set(), [0]
     stack = [(base, (), 0)]
 
     def listing(folder):
         listed[0] += 1
         if listed[0] > WALK_FOLDERS:
-            raise GlobTooBroad("the glob walks more than %d folders: narrow it" % WALK_FOLDERS)
+            raise GlobRefused("the glob walks more than %d folders: narrow it" % WALK_FOLDERS)
         try:
             return sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -198,6 +248,23 @@ def walk_glob(base, segments, base_real):
         except OSError:
             return False
 
+    def linked_folder(entry, name):
+        """Whether ``entry`` is a link to a folder: a wildcard does not enter it (and says so)."""
+        try:
+            if entry.is_symlink() and entry.is_dir():
+                skipped.setdefault(name, match_kind(entry.path))
+                return True
+        except OSError:
+            pass
+        return False
+
+    def take(path, name):
+        kind = match_kind(path)
+        if kind == "file":
+            found.setdefault(name, path)
+        elif kind not in (None, "folder"):
+            skipped.setdefault(name, kind)
+
     while stack:
         folder, rel, index = stack.pop()
         if (folder, index) in visited:
@@ -207,26 +274,41 @@ def walk_glob(base, segments, base_real):
         if segment == "**":
             stack.append((folder, rel, index + 1))
             for item in listing(folder):
-                if is_folder(item) and not item.name.startswith(".") and item.name not in SKIPPED_FOLDERS:
+                if item.name.startswith(".") or item.name in SKIPPED_FOLDERS:
+                    continue
+                if is_folder(item):
+                    if len(rel) >= PATH_DEPTH:
+                        raise GlobRefused("the glob goes deeper than %d folders: narrow it" % PATH_DEPTH)
                     stack.append((item.path, rel + (item.name,), index))
+                else:
+                    linked_folder(item, "/".join(rel + (item.name,)))
         elif is_glob(segment):
             for item in listing(folder):
                 if not (visible(item.name, segment) and glob_match(segment, item.name)):
                     continue
-                if last and not is_folder(item):
-                    found.setdefault("/".join(rel + (item.name,)), item.path)
-                elif not last and is_folder(item) and item.name not in SKIPPED_FOLDERS:
-                    stack.append((item.path, rel + (item.name,), index + 1))
+                name = "/".join(rel + (item.name,))
+                if last:
+                    if not is_folder(item):
+                        take(item.path, name)
+                elif is_folder(item):
+                    if item.name not in SKIPPED_FOLDERS:
+                        stack.append((item.path, rel + (item.name,), index + 1))
+                else:
+                    linked_folder(item, name)
         else:
             path = os.path.join(folder, segment)
             if last:
-                if os.path.lexists(path) and not os.path.isdir(path):
-                    found.setdefault("/".join(rel + (segment,)), path)
-            elif os.path.isdir(path) and is_inside(os.path.realpath(path), base_real):
+                take(path, "/".join(rel + (segment,)))
+            elif os.path.isdir(path):
+                real = real_path(path)
+                if not is_inside(real, base_real):
+                    # Named in the entry: a link the person wrote that leaves the project is refused.
+                    raise GlobRefused("%s is a link out of the project folder (to %s): not followed" % (
+                        "/".join(rel + (segment,)), display_path(real)))
                 stack.append((path, rel + (segment,), index + 1))
         if len(found) > GLOB_FILES:
-            raise GlobTooBroad("the glob matches more than %d files: narrow it" % GLOB_FILES)
-    return sorted(found.items())
+            raise GlobRefused("the glob matches more than %d files: narrow it" % GLOB_FILES)
+    return sorted(found.items()), sorted(skipped.items())
 
 
 def rule_base(rule, project):
@@ -282,6 +364,7 @@ def entry_record(entry, resolved=True):
     harness loads); otherwise a rule's entry on its own, matched only.
     """
     return {"entry": entry.text, "source": entry.source, "base": entry.base, "warning": entry.warning,
+            "skipped": [{"path": name, "why": why} for name, why in entry.skipped],
             "rule": entry.rule and {"agents": list(entry.rule.patterns), "file": entry.rule.path,
                                     "index": entry.rule.index},
             "matches": [{"path": f.name if f.path else None, "file": f.path, "status": file_status(f),

@@ -388,6 +388,9 @@ def parse_briefing_table(text):
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ParseError("invalid TOML: %s" % exc)
+    except RecursionError:
+        # tomllib recurses once per level of nested arrays and tables (issue 36).
+        raise ParseError("invalid TOML: values nested deeper than Python's tomllib reads")
     table = data.get("briefing")
     if table is None:
         return None

@@ -9,7 +9,7 @@ import os
 
 from ..constants import PARTS, PART_BUDGET
 from ..files import (display_path, is_dir, is_file, is_inside, path_kind, read_json, read_text,
-                     top_level_files, warn)
+                     real_path, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import parse_json
 from ..lookup import (declaring_md_agents, find_in_tree, index_by_name, listed_paths, load_md_agent,
@@ -219,7 +219,7 @@ def claude_plugins(machine):
     # skills:, and they are absent from installed_plugins.json), the hook's own plugin among
     # them, after the installed ones (their precedence among each other was not measured).
     for extra in claude_plugin_dirs(machine) + [machine.own_plugin_root]:
-        if extra and is_dir(extra) and all(os.path.realpath(r) != os.path.realpath(extra)
+        if extra and is_dir(extra) and all(real_path(r) != real_path(extra)
                                            for _, r in found):
             found.append((plugin_manifest_name(extra, os.path.basename(extra)), extra))
             ids[extra] = "%s@inline" % found[-1][0]  # what Claude Code calls a --plugin-dir plugin
@@ -773,7 +773,7 @@ def claude_plugin_data(machine, plugin_id, root):
     For its own plugin a hook is told the folder in ``$CLAUDE_PLUGIN_DATA``.
     """
     own = machine.own_plugin_root
-    if own and machine.env.get("CLAUDE_PLUGIN_DATA") and os.path.realpath(own) == os.path.realpath(root):
+    if own and machine.env.get("CLAUDE_PLUGIN_DATA") and real_path(own) == real_path(root):
         return machine.env["CLAUDE_PLUGIN_DATA"]
     base = machine.env.get("CLAUDE_CODE_PLUGIN_CACHE_DIR")
     base = os.path.expanduser(base) if base else os.path.join(machine.claude_dir, "plugins")

@@ -8,7 +8,7 @@ import os
 
 from ..constants import PARTS
 from ..files import (ABSENT, display_path, is_file, is_inside, path_kind, plugin_root, read_json,
-                     read_tail, read_text, walk_files, warn)
+                     read_tail, read_text, real_path, walk_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with
 from ..lookup import (find_in_tree, key_line_mentions, listed_paths, load_skill, skill_from_text,
@@ -304,14 +304,14 @@ def codex_skill_files(folder):
                 if not entry.is_dir():
                     continue
                 # A plain folder's real path is its parent's plus its name: only a link is resolved.
-                below = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, entry.name)
+                below = real_path(entry.path) if entry.is_symlink() else os.path.join(real, entry.name)
             except OSError:
                 continue
             if below not in seen:
                 seen.add(below)
                 walk(entry.path, below, depth + 1)
 
-    top = os.path.realpath(folder)
+    top = real_path(folder)
     seen.add(top)
     walk(folder, top, 0)
     return out
@@ -348,16 +348,34 @@ def codex_namespace(machine, folder):
     folder's name without one. It is looked for above the project and above
     $HOME alike, as Codex does. Each folder is asked once per payload.
     """
-    def find():
-        for manifest in (".codex-plugin", ".claude-plugin"):
-            path = os.path.join(folder, manifest, "plugin.json")
-            if is_file(path):
-                data = read_json(path)
-                named = data.get("name") if isinstance(data, dict) else None
-                return named if isinstance(named, str) and named else os.path.basename(folder) or None
+    climbed = []  # the folders asked, from ``folder`` up: a loop, not a recursion per folder (issue 36)
+    while True:
+        known, space = machine.known(("codex namespace", folder))
+        if known:
+            break
+        climbed.append(folder)
+        space = codex_manifest_namespace(folder)
+        if space is not None:
+            space = space or None  # a manifest without a name in a root folder: no namespace
+            break
         parent = os.path.dirname(folder)
-        return None if parent == folder else codex_namespace(machine, parent)
-    return machine.memo(("codex namespace", folder), find)
+        if parent == folder:
+            break
+        folder = parent
+    for asked in climbed:
+        machine.memo(("codex namespace", asked), lambda: space)
+    return space
+
+
+def codex_manifest_namespace(folder):
+    """The namespace the plugin manifest in ``folder`` gives ('' when it gives none), or None without one."""
+    for manifest in (".codex-plugin", ".claude-plugin"):
+        path = os.path.join(folder, manifest, "plugin.json")
+        if is_file(path):
+            data = read_json(path)
+            named = data.get("name") if isinstance(data, dict) else None
+            return named if isinstance(named, str) and named else os.path.basename(folder)
+    return None
 
 
 def codex_plugin_skill_dirs(machine, root):
@@ -586,8 +604,8 @@ def codex_rollout(machine, payload):
     name = os.path.basename(path)
     if not (name.startswith("rollout-") and name.endswith("-%s.jsonl" % agent_id)) or os.sep in agent_id:
         return None
-    sessions = os.path.realpath(os.path.join(machine.codex_home, "sessions"))
-    real = os.path.realpath(path)
+    sessions = real_path(os.path.join(machine.codex_home, "sessions"))
+    real = real_path(path)
     return real if is_inside(real, sessions) and real != sessions else None
 
 

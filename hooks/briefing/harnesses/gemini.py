@@ -6,7 +6,7 @@ loaded wins), delivery in front of the spawn's prompt, and its hooks-file check.
 """
 import os
 
-from ..files import display_path, is_dir, is_file, read_json, read_text, warn
+from ..files import display_path, is_dir, is_file, read_json, read_text, real_path, warn
 from . import HARNESSES, Harness
 from ..lookup import key_line_mentions, skill_from_text
 from ..names import dedupe, split_plugin_name, valid_skill_name
@@ -196,7 +196,7 @@ def gemini_acknowledgement(machine, agent, text):
     acks = gemini_acknowledged(machine)
     project = acks.get(folder)
     if not isinstance(project, dict):
-        project = acks.get(os.path.realpath(folder))
+        project = acks.get(real_path(folder))
     stored = project.get(agent.name) if isinstance(project, dict) else None
     if stored == sha256_hex(text.encode("utf-8")):
         return []
