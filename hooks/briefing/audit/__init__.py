@@ -30,7 +30,10 @@ FAILING = ("not-briefed", "lost-after-compaction")
 AUDIT_SESSIONS = 5000
 AUDIT_BYTES = 1024 * 1024 * 1024
 AUDIT_FILE_BYTES = 128 * 1024 * 1024
-PROGRESS_AFTER = 1.0  # seconds before the first progress line on stderr
+PROGRESS_AFTER = 1.0
+# The pre-flight looks at the last session only if it is this recent: older news is stale, and
+# listing fewer days keeps SessionStart cheap (Codex keeps every project's rollouts in one tree).
+PREFLIGHT_DAYS = 3  # seconds before the first progress line on stderr
 
 
 def reader(key):
@@ -156,7 +159,9 @@ def head_line(path, size=1024 * 1024):
     except Unreadable:
         return None
     try:
-        data = os.pread(fd, size, 0)
+        data = os.pread(fd, 64 * 1024, 0)  # a Codex session_meta is about 22 kB
+        if b"\n" not in data and len(data) == 64 * 1024:
+            data = os.pread(fd, size, 0)
     except OSError:
         return None
     finally:
@@ -297,10 +302,16 @@ def declared_now(machine, run):
             bool(run.declared)
     if not run.agent or run.harness not in HARNESSES:
         return [], False
-    try:
-        briefing = resolve(HARNESSES[run.harness], machine, run.agent, run.kind == "session")
-    except Exception as exc:  # an audit reports; it never dies on one agent's files
-        run.messages.append("its declaration could not be read now: %s: %s" % (type(exc).__name__, exc))
+    memo = machine.state.setdefault("audit_declared", {})  # one resolution per agent, however many runs
+    key = (run.harness, run.agent, run.kind == "session")
+    if key not in memo:
+        try:
+            memo[key] = resolve(HARNESSES[run.harness], machine, run.agent, run.kind == "session")
+        except Exception as exc:  # an audit reports; it never dies on one agent's files
+            memo[key] = "its declaration could not be read now: %s: %s" % (type(exc).__name__, exc)
+    briefing = memo[key]
+    if isinstance(briefing, str):
+        run.messages.append(briefing)
         return [], False
     if briefing is None:
         return [], False
@@ -458,7 +469,7 @@ def last_session_line(machine, harness, current=None):
         return ""
     log = Log(sessions=1, total=16 * 1024 * 1024, per_file=8 * 1024 * 1024, quiet=True)
     try:
-        found = [s for s in module.sessions(machine, time.time() - 30 * 86400.0, newest=2)
+        found = [s for s in module.sessions(machine, time.time() - PREFLIGHT_DAYS * 86400.0, newest=2)
                  if s.id != current][:1]
         runs = module.read(machine, found[0], log) if found else []
     except Exception:

@@ -10,7 +10,7 @@ warning turn only and records nothing that ties it to an agent, so no compaction
 """
 import os
 
-from . import Run, Session, record_lines
+from . import Run, Session, head_line, record_lines
 
 NEEDLES = (b'"invoke_agent"',)
 BLOCKED = "Tool execution blocked: "
@@ -44,7 +44,10 @@ def sessions(machine, since, newest=None):
         except OSError:
             continue
         if mtime >= since:
-            found.append(Session("gemini", entry.name[len("session-"):-len(".jsonl")], entry.path, mtime))
+            head = head_line(entry.path)  # its first line names the session
+            sid = head.get("sessionId") if head else None
+            found.append(Session("gemini", sid if isinstance(sid, str) and sid else
+                                 entry.name[len("session-"):-len(".jsonl")], entry.path, mtime))
     found.sort(key=lambda s: -s.mtime)
     return found[:newest] if newest else found
 
@@ -53,7 +56,6 @@ def read(machine, session, log):
     calls = {}  # the last copy of each invoke_agent call wins, in the order first seen
     for _, line in record_lines(session.path, NEEDLES + (b'"sessionId"',), log, "gemini"):
         if isinstance(line.get("sessionId"), str) and "toolCalls" not in line:
-            session.id = line["sessionId"]
             continue
         for call in line.get("toolCalls") or ():
             if isinstance(call, dict) and call.get("name") == "invoke_agent" and isinstance(call.get("id"), str):
