@@ -21,7 +21,8 @@ from test_compaction_codex import child_script
 from test_compaction_copilot import agent_md as copilot_agent_md, working
 from test_copilot import checkout, copilot_cache, delegate  # noqa: F401  (fixtures)
 from test_gemini import agent_md as gemini_agent_md, gemini_env, installed_home, machine as gemini_machine  # noqa: F401
-from test_gemini import spawner as gemini_spawner
+from test_gemini import no_python_path, spawner as gemini_spawner
+from test_claude_teams import TeamClaude, mate, mate_md, team_script
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +52,7 @@ def test_claude_code_runs_get_their_verdicts(clis, tmp_path, serve):
     claude.write({"project/.claude/skills/%s/SKILL.md" % s.name: s.md() for s in (alpha, beta)})
     claude.write({"project/.claude/agents/%s.md" % name: claude_agent_md(name, skills) for name, skills in (
         ("reviewer", ["alpha", "beta"]), ("plain", None), ("broken", ["alpha", "ghost-skill"]),
-        ("compactor", ["alpha", "beta"]), ("solo", ["alpha"]))})
+        ("compactor", ["alpha", "beta"]), ("solo", ["alpha"]), ("checker", ["alpha"]))})
     ok(claude.run("Review the change."))
     claude.server = serve(UsageAnthropic, compacting("compactor", markers))
     ok(claude.run("Compact it.", timeout=150))
@@ -59,12 +60,20 @@ def test_claude_code_runs_get_their_verdicts(clis, tmp_path, serve):
     ok(claude.run("Work as solo.", "--agent", "solo"))
     claude.server = serve(UsageAnthropic, claude_spawner(["reviewer"], markers))
     ok(claude.run("Review without the plugin.", plugin_dirs=()))  # briefing is not loaded: not-briefed
+    claude.server = serve(UsageAnthropic, claude_spawner(["checker"], markers))
+    env = claude.env
+    claude.env = lambda: dict(env(), PATH=no_python_path(tmp_path))
+    ok(claude.run("Check without Python."))  # the hook's fallback says so, and the spawn goes on
+    claude.env = env
 
     rc, report = audit(claude.env(), claude.project)
-    assert verdicts(report) == [("broken", "refused"), ("compactor", "briefed"), ("plain", "no-declaration"),
-                                ("reviewer", "briefed"), ("reviewer", "not-briefed"), ("solo", "briefed")], report
+    assert verdicts(report) == [("broken", "refused"), ("checker", "not-briefed"), ("compactor", "briefed"),
+                                ("plain", "no-declaration"), ("reviewer", "briefed"), ("reviewer", "not-briefed"),
+                                ("solo", "briefed")], report
     assert rc == 1  # the run without the plugin
-    assert report["summary"]["not-briefed"] == 1 and report["summary"]["briefed"] == 3
+    assert report["summary"]["not-briefed"] == 2 and report["summary"]["briefed"] == 3
+    checker, = rows_of(report, "checker")
+    assert checker["cause"].startswith("Python is missing"), checker
     compactor, = rows_of(report, "compactor")
     assert (compactor["compactions"], compactor["redelivered"], compactor["redelivered_by"]) == (1, 1, ["SessionStart"])
     assert compactor["parts"] == 2 and [i["name"] for i in compactor["delivered"]] == ["alpha", "beta"]
@@ -86,6 +95,21 @@ def point(codex, server):
     config = codex.codex_home / "config.toml"
     config.write_text(config.read_text(encoding="utf-8").replace(codex.server.url, server.url), encoding="utf-8")
     codex.server = server
+
+
+def test_claude_code_teammates_are_runs_of_their_own(clis, tmp_path, serve):
+    alpha = Skill("alpha")
+    calls = [mate("m-briefed", "briefed"), mate("m-control", "control"), mate("m-broken", "broken")]
+    claude = TeamClaude(tmp_path, serve(UsageAnthropic, team_script(calls, {"briefed": markers_of([alpha])})))
+    claude.write({"project/.claude/skills/alpha/SKILL.md": alpha.md(),
+                  "project/.claude/agents/briefed.md": mate_md("briefed", ["alpha"]),
+                  "project/.claude/agents/control.md": mate_md("control"),
+                  "project/.claude/agents/broken.md": mate_md("broken", ["alpha", "ghost-skill"])})
+    ok(claude.run("Work with your teammates.", timeout=150))
+    rc, report = audit(claude.env(), claude.project)
+    assert verdicts(report) == [("briefed", "briefed"), ("broken", "refused"), ("control", "no-declaration")]
+    assert {row["kind"] for row in report["audit"]} == {"teammate"}
+    assert rc == 0
 
 
 def test_codex_runs_get_their_verdicts_and_untrusted_hooks_are_the_cause(clis, plugin_source, tmp_path, serve):

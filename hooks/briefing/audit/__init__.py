@@ -33,7 +33,11 @@ AUDIT_FILE_BYTES = 128 * 1024 * 1024
 PROGRESS_AFTER = 1.0
 # The pre-flight looks at the last session only if it is this recent: older news is stale, and
 # listing fewer days keeps SessionStart cheap (Codex keeps every project's rollouts in one tree).
-PREFLIGHT_DAYS = 3  # seconds before the first progress line on stderr
+PREFLIGHT_DAYS = 3
+# And it reads the start of each record file only, where a run's briefing is (Claude Code's and
+# Codex's per-agent files open with it); a run whose file is longer and shows none is not named.
+PREFLIGHT_FILE_BYTES = 512 * 1024
+PREFLIGHT_BYTES = 4 * 1024 * 1024  # seconds before the first progress line on stderr
 
 
 def reader(key):
@@ -66,6 +70,7 @@ class Run(object):
     def __init__(self, harness, session, agent, agent_id=None, when=None, kind="subagent"):
         self.harness, self.session, self.agent, self.agent_id = harness, session, agent, agent_id
         self.time, self.kind = when, kind
+        self.as_session = kind == "session"  # the main session runs as the agent (briefed at SessionStart)
         self.timeline, self.native, self.refused, self.declared = [], [], None, None
         self.hook_errors, self.messages, self.version, self.file = [], [], None, None
 
@@ -124,12 +129,15 @@ def record_lines(path, needles, log, harness, versions=None):
         if info.st_size > limit:
             log.problem(harness, path, "only its first %d of %d bytes were read (the audit's bound)" % (
                 limit, info.st_size))
-        used, bad = 0, 0
+        used, bad, line, number = 0, 0, b"\n", 0
         for number, line in enumerate(handle, 1):
             used += len(line)
             if used > limit:
+                line = b"\n"
                 break
             if not any(n in line for n in needles):
+                if not line.endswith(b"\n") and line.strip():
+                    log.problem(harness, path, "truncated: its last line (%d) is cut short; skipped" % number)
                 continue
             try:
                 value = parse_json(line.decode("utf-8"))
@@ -209,7 +217,7 @@ def framed(texts):
     import re
     opening = re.compile(r'<briefing agent="([^"]*)"(?: part="(\d+)/(\d+)")?(?: seal="([0-9a-f]+)")?'
                          r'(?: status="abort")?>')
-    found = None
+    found, pieces = None, []
     for text in texts:
         at = text.find("<briefing agent=")
         while at >= 0:
@@ -224,14 +232,18 @@ def framed(texts):
                 found["abort"] = True
                 at = text.find("<briefing agent=", match.end())
                 continue
-            found["parts"].add(int(match.group(2) or 1))
+            part = int(match.group(2) or 1)
+            found["parts"].add(part)
             found["count"] = max(found["count"], int(match.group(3) or 1))
             end = text.find('</briefing seal="%s">' % seal, match.end())
             end = len(text) if end < 0 else end
-            items_of(text, match.end(), end, seal, int(match.group(2) or 1), found["items"])
+            pieces.append((part, text, match.end(), end, seal))
             at = text.find("<briefing agent=", end)
     if found:
         found["parts"] = sorted(found["parts"])
+        # Parts arrive in whatever order their handlers finished: read them in part order.
+        for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
+            items_of(text, start, end, seal, part, found["items"])
     return found
 
 
@@ -303,10 +315,10 @@ def declared_now(machine, run):
     if not run.agent or run.harness not in HARNESSES:
         return [], False
     memo = machine.state.setdefault("audit_declared", {})  # one resolution per agent, however many runs
-    key = (run.harness, run.agent, run.kind == "session")
+    key = (run.harness, run.agent, run.as_session)
     if key not in memo:
         try:
-            memo[key] = resolve(HARNESSES[run.harness], machine, run.agent, run.kind == "session")
+            memo[key] = resolve(HARNESSES[run.harness], machine, run.agent, run.as_session)
         except Exception as exc:  # an audit reports; it never dies on one agent's files
             memo[key] = "its declaration could not be read now: %s: %s" % (type(exc).__name__, exc)
     briefing = memo[key]
@@ -467,7 +479,7 @@ def last_session_line(machine, harness, current=None):
     module = reader(harness.key) if harness is not None else None
     if module is None:
         return ""
-    log = Log(sessions=1, total=16 * 1024 * 1024, per_file=8 * 1024 * 1024, quiet=True)
+    log = Log(sessions=1, total=PREFLIGHT_BYTES, per_file=PREFLIGHT_FILE_BYTES, quiet=True)
     try:
         found = [s for s in module.sessions(machine, time.time() - PREFLIGHT_DAYS * 86400.0, newest=2)
                  if s.id != current][:1]
@@ -475,9 +487,10 @@ def last_session_line(machine, harness, current=None):
     except Exception:
         return ""
     bad = []
+    cut = set(p["file"] for p in log.problems)  # read in part: a briefing past the bound is unknown
     for run in runs:
         first, refused, _, _, _ = tally(run)
-        if first is None and not refused and declared_now(machine, run)[1]:
+        if first is None and not refused and run.file not in cut and declared_now(machine, run)[1]:
             bad.append(run.agent)
     if not bad:
         return ""

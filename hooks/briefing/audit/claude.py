@@ -19,7 +19,8 @@ HOOK_ERRORS = ("hook_non_blocking_error", "hook_error_during_execution", "hook_f
                "hook_cancelled")
 SUB_NEEDLES = (b'"type":"attachment"', b'"compact_boundary"', b"<command-name>", b'"type":"assistant"')
 MAIN_NEEDLES = SUB_NEEDLES + (b'"agent-setting"', b'"name":"Agent"', b'"name":"Task"', b"hook error: briefing")
-DENIED = "PreToolUse:Agent hook error: "
+DENIED = "hook error: "
+NO_PYTHON = "no Python 3.8"
 
 
 def project_dirs(machine):
@@ -97,7 +98,7 @@ def attachment(run, value, log, path):
         run.deliver(data.get("hookEvent") or "SubagentStart", content if isinstance(content, list) else [content])
     elif what == "hook_system_message":
         text = data.get("content")
-        if isinstance(text, str) and "no Python 3.8" in text:
+        if isinstance(text, str) and NO_PYTHON in text:
             run.hook_errors.append(text)
     elif what in HOOK_ERRORS and str(data.get("hookName", "")).startswith(("SubagentStart", "SessionStart")):
         command = data.get("command")
@@ -122,8 +123,12 @@ def read_agent(machine, session, path, log):
     agent_id = os.path.basename(path)[len("agent-"):-len(".jsonl")]
     meta = read_json(path[:-len(".jsonl")] + ".meta.json")
     name = meta.get("agentType") if isinstance(meta, dict) else None
-    run = Run("claude", session.id, name if isinstance(name, str) else None, agent_id)
+    # An agent-team teammate's meta.json names it (``name``); a plain subagent's does not.
+    teammate = isinstance(meta, dict) and isinstance(meta.get("name"), str)
+    run = Run("claude", session.id, name if isinstance(name, str) else None, agent_id,
+              kind="teammate" if teammate else "subagent")
     run.file = path
+    run.tool_use = meta.get("toolUseId") if isinstance(meta, dict) else None
     for _, value in record_lines(path, SUB_NEEDLES + (b'"version"',), log, "claude"):
         if run.time is None and isinstance(value.get("timestamp"), str):
             run.time = value["timestamp"]
@@ -147,7 +152,8 @@ def read(machine, session, log):
     runs = []
     main = Run("claude", session.id, None, None, kind="session")
     main.file = session.path
-    spawns = {}  # tool_use id -> (agent, time)
+    spawns = {}  # tool_use id -> (agent, time, kind)
+    no_python = {}  # tool_use id (None: the session's start) -> the fallback's message
     for _, value in record_lines(session.path, MAIN_NEEDLES + (b'"version"',), log, "claude"):
         if not check_version(main, value, log, session.path):
             return []
@@ -155,6 +161,15 @@ def read(machine, session, log):
         if kind == "agent-setting" and isinstance(value.get("agentSetting"), str):
             main.agent = value["agentSetting"]
             continue
+        if value.get("teamName") and main.kind == "session":
+            main.kind = "teammate"  # a pane teammate: a claude process of its own, run as an agent
+        if kind == "attachment":
+            data = value.get("attachment") if isinstance(value.get("attachment"), dict) else {}
+            text = data.get("content")
+            if data.get("type") == "hook_system_message" and isinstance(text, str) and NO_PYTHON in text:
+                # hooks/briefing-python's message, at SessionStart and at each spawn's guard (the
+                # spawn's tool_use id, which its subagent's meta.json names).
+                no_python[data.get("toolUseID") if data.get("hookEvent") == "PreToolUse" else None] = text
         if main.time is None and isinstance(value.get("timestamp"), str):
             main.time = value["timestamp"]
         message = value.get("message") if isinstance(value.get("message"), dict) else {}
@@ -163,17 +178,20 @@ def read(machine, session, log):
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in ("Agent", "Task"):
                     tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
-                    spawns[block.get("id")] = (tool_input.get("subagent_type"), value.get("timestamp"))
+                    # A teammate's spawn names the member (``name``), as its meta.json does.
+                    spawns[block.get("id")] = (tool_input.get("subagent_type"), value.get("timestamp"),
+                                               "teammate" if isinstance(tool_input.get("name"), str) else "subagent")
             continue
         if kind == "user" and content:
             for block in content:
                 if not (isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")):
                     continue
                 text = text_of(block.get("content"))
-                if text.startswith(DENIED + "briefing:") and block.get("tool_use_id") in spawns:
-                    agent, when = spawns[block.get("tool_use_id")]
-                    refused = Run("claude", session.id, agent, None, when or value.get("timestamp"))
-                    refused.refused = text[len(DENIED):]
+                at = text.find(DENIED)  # "PreToolUse:Agent hook error: briefing: agent '…' …"
+                if at >= 0 and text.startswith("briefing:", at + len(DENIED)) and block.get("tool_use_id") in spawns:
+                    agent, when, kind = spawns[block.get("tool_use_id")]
+                    refused = Run("claude", session.id, agent, None, when or value.get("timestamp"), kind)
+                    refused.refused = text[at + len(DENIED):]
                     runs.append(refused)
             continue
         if main.agent is not None:
@@ -188,6 +206,9 @@ def read(machine, session, log):
     for path in files:
         run = read_agent(machine, session, path, log)
         if run is not None and run.agent:
+            message = no_python.get(run.tool_use) or no_python.get(None)
+            if message and not run.timeline:
+                run.hook_errors.append(message)
             runs.append(run)
     return runs
 
