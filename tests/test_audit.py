@@ -393,3 +393,35 @@ def test_a_hook_error_claude_code_recorded_is_the_likely_cause(sandbox):
     assert unbriefed["cause"].startswith("a briefing hook failed: Failed with non-blocking status code: "
                                          "/usr/bin/python3: can't open file"), unbriefed
     assert "(SubagentStart:reviewer)" in unbriefed["cause"]
+
+
+def test_an_installed_copy_older_than_the_doctor_is_named(sandbox):
+    sb = load(sandbox(), "claude")
+    old = sb.path("home/.claude/plugins/cache/mkt/briefing/0.0.1")
+    sb.write({
+        "home/.claude/plugins/cache/mkt/briefing/0.0.1/.claude-plugin/plugin.json":
+            json.dumps({"name": "briefing", "version": "0.0.1"}),
+        "home/.claude/plugins/installed_plugins.json": json.dumps({"version": 2, "plugins": {"briefing@mkt": [
+            {"scope": "user", "installPath": str(old), "version": "0.0.1"}]}}),
+        "home/.claude/settings.json": json.dumps({"enabledPlugins": {"briefing@mkt": True}}),
+    })
+    _, report = audit(sb, "--agent", "reviewer")
+    unbriefed, = [row for row in report["audit"] if row["verdict"] == "not-briefed"]
+    assert unbriefed["cause"].startswith("the briefing Claude Code runs is version 0.0.1 (%s), older than this "
+                                         "doctor's " % old), unbriefed
+    sb.write({"home/.claude/settings.json": json.dumps({"enabledPlugins": {"briefing@mkt": False}})})
+    _, report = audit(sb, "--agent", "reviewer")
+    unbriefed, = [row for row in report["audit"] if row["verdict"] == "not-briefed"]
+    assert unbriefed["cause"].startswith("the briefing plugin is disabled for this project")
+
+
+def test_each_harness_has_its_reader_and_a_missing_one_is_none():
+    import importlib
+    from conftest import hook_package
+    hook_package()
+    audit_module = importlib.import_module("briefing.audit")
+    registry = importlib.import_module("briefing.harnesses").HARNESSES
+    for key in registry:
+        module = audit_module.reader(key)
+        assert module is not None and callable(module.sessions) and callable(module.read), key
+    assert audit_module.reader("no-such-harness") is None

@@ -108,7 +108,7 @@ class Log(object):
                 pass
 
 
-def record_lines(path, needles, log, harness, versions=None):
+def record_lines(path, needles, log, harness):
     """(line number, object) for each JSON line of ``path`` that holds one of ``needles``.
 
     Streams the file once, within the per-file and total byte bounds; a line that is
@@ -129,11 +129,10 @@ def record_lines(path, needles, log, harness, versions=None):
         if info.st_size > limit:
             log.problem(harness, path, "only its first %d of %d bytes were read (the audit's bound)" % (
                 limit, info.st_size))
-        used, bad, line, number = 0, 0, b"\n", 0
+        used, bad = 0, 0
         for number, line in enumerate(handle, 1):
             used += len(line)
             if used > limit:
-                line = b"\n"
                 break
             if not any(n in line for n in needles):
                 if not line.endswith(b"\n") and line.strip():
@@ -396,6 +395,37 @@ def likely_cause(machine, run, verdict):
     return clip("; ".join(reasons), 600) if reasons else "no hook of briefing left a trace in the records"
 
 
+def version_of(root):
+    """The briefing version of a copy: its .claude-plugin/plugin.json, or a built Gemini CLI extension's manifest."""
+    from ..files import read_json
+    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json"):
+        data = read_json(os.path.join(root, manifest))
+        if isinstance(data, dict) and isinstance(data.get("version"), str):
+            return data["version"]
+    return None
+
+
+def version_key(version):
+    try:
+        return tuple(int(part) for part in version.split("-")[0].split("."))
+    except (AttributeError, ValueError):
+        return None
+
+
+def older_copies(label, roots):
+    """[str]: each installed copy of briefing older than this doctor's own (it may predate what
+    this harness needs: an old briefing version)."""
+    from ..files import plugin_root
+    mine = version_of(plugin_root())
+    out = []
+    for root in roots:
+        theirs = version_of(root)
+        if version_key(theirs) and version_key(mine) and version_key(theirs) < version_key(mine):
+            out.append("the briefing %s runs is version %s (%s), older than this doctor's %s: update it" % (
+                label, theirs, root, mine))
+    return out
+
+
 def agent_path(machine, run):
     from ..harnesses import HARNESSES
     try:
@@ -438,6 +468,8 @@ def audit(machine, harnesses, since_days=7, session=None, agent=None, log=None):
     for key in harnesses:
         module = reader(key)
         if module is None:
+            log.problem(key, None, "the audit cannot read %s's records yet (no audit/%s.py)" % (
+                HARNESSES.record(key).label, key))
             continue
         try:
             for found in module.sessions(machine, since):

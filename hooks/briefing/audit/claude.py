@@ -12,7 +12,7 @@ The Claude Agent SDK writes the same records: its audit module can be this one.
 """
 import os
 
-from . import Run, Session, foreign_version, iso_seconds, record_lines
+from . import Run, Session, foreign_version, older_copies, record_lines
 
 KNOWN = "2."
 HOOK_ERRORS = ("hook_non_blocking_error", "hook_error_during_execution", "hook_failed", "hook_blocking_error",
@@ -215,7 +215,7 @@ def read(machine, session, log):
 
 def causes(machine, run):
     """Claude Code: is briefing enabled for this project at all (a --plugin-dir leaves no trace)."""
-    from ..harnesses.claude import enabled_plugins
+    from ..harnesses.claude import claude_plugins, enabled_plugins
     plugins = enabled_plugins(machine)
     ours = [key for key in plugins if key.split("@")[0] == "briefing"]
     if ours and not any(plugins[key] for key in ours):
@@ -223,7 +223,5 @@ def causes(machine, run):
     if not ours:
         return ["no Claude Code settings enable the briefing plugin for this project (a --plugin-dir "
                 "session leaves no record of it)"]
-    return []
+    return older_copies("Claude Code", [root for name, root in claude_plugins(machine) if name == "briefing"])
 
-
-__all__ = ["sessions", "read", "causes", "iso_seconds"]

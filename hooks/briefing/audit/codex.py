@@ -10,7 +10,7 @@ comes from config.toml (``codex_trust_check``).
 """
 import os
 
-from . import Run, Session, foreign_version, head_line, record_lines
+from . import Run, Session, foreign_version, head_line, older_copies, record_lines
 
 KNOWN = "0."
 NEEDLES = (b'"role":"developer"', b'"type":"compacted"', b'"function_call"', b'"function_call_output"',
@@ -163,4 +163,5 @@ def causes(machine, run):
         return [check["detail"]]
     if "not installed" in check["detail"]:
         return ["briefing is not installed as a Codex plugin here (a run with it elsewhere leaves no trace)"]
-    return []
+    from ..harnesses.codex import codex_plugin_roots
+    return older_copies("Codex", [root for _, root in codex_plugin_roots(machine, "briefing")])

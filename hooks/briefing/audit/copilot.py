@@ -12,7 +12,7 @@ A refused spawn is the task tool's ``tool.execution_complete`` with error code `
 """
 import os
 
-from . import Run, Session, foreign_version, iso_seconds, record_lines
+from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines
 
 KNOWN = "1."
 NEEDLES = (b'"session.start"', b'"subagent.started"', b'"user.message"', b'"skill.invoked"',
@@ -131,7 +131,7 @@ def run_briefing(run):
 def causes(machine, run):
     """Copilot CLI: is briefing installed (a --plugin-dir plugin is recorded nowhere)."""
     from ..harnesses.copilot import copilot_plugins
-    names = [name for name, _ in copilot_plugins(machine)]
-    if not any(name == "briefing" for name in names):
+    roots = [root for name, root in copilot_plugins(machine) if name == "briefing"]
+    if not roots:
         return ["briefing is not installed as a Copilot CLI plugin (config.json installedPlugins)"]
-    return []
+    return older_copies("Copilot CLI", roots)

@@ -10,7 +10,7 @@ warning turn only and records nothing that ties it to an agent, so no compaction
 """
 import os
 
-from . import Run, Session, head_line, record_lines
+from . import Run, Session, head_line, older_copies, record_lines
 
 NEEDLES = (b'"invoke_agent"',)
 BLOCKED = "Tool execution blocked: "
@@ -80,6 +80,7 @@ def read(machine, session, log):
 def causes(machine, run):
     """Gemini CLI: is the briefing extension installed and enabled for this project."""
     from ..harnesses.gemini import gemini_extensions
-    if not any(name == "briefing" for name, _ in gemini_extensions(machine)):
+    roots = [root for name, root in gemini_extensions(machine) if name == "briefing"]
+    if not roots:
         return ["the briefing extension is not installed, or not enabled for this project, in Gemini CLI"]
-    return []
+    return older_copies("Gemini CLI", roots)
