@@ -82,7 +82,7 @@ EXPECTED = {
     "codex": (1, [("broken", "refused"), ("plain", "no-declaration"), ("reviewer", "briefed"),
                   ("reviewer", "briefed"), ("reviewer", "not-briefed")]),
     "copilot": (0, [("broken", "refused"), ("plain", "no-declaration"), ("reviewer", "briefed"),
-                    ("worker", "briefed")]),
+                    ("worker", "briefed"), ("worker", "briefed")]),
     "gemini": (0, [("broken", "refused"), ("plain", "no-declaration"), ("reviewer", "briefed")]),
 }
 
@@ -111,15 +111,16 @@ def test_every_recorded_run_gets_its_verdict(sandbox, harness):
     assert "SECRET-" not in json.dumps(report)
 
 
-@pytest.mark.parametrize("harness, agent, via", [
-    ("claude", "compactor", ["SessionStart"]),
-    ("codex", "reviewer", ["PostToolUse"]),
-    ("copilot", "worker", ["PreToolUse (inferred)"]),
+@pytest.mark.parametrize("harness, agent, kind, via", [
+    ("claude", "compactor", "subagent", ["SessionStart"]),
+    ("codex", "reviewer", "subagent", ["PostToolUse"]),
+    ("copilot", "worker", "subagent", ["PreToolUse (inferred)"]),
+    ("copilot", "worker", "session", ["PreToolUse (inferred)"]),  # `copilot --agent worker`
 ])
-def test_a_compaction_and_the_event_that_briefed_again(sandbox, harness, agent, via):
+def test_a_compaction_and_the_event_that_briefed_again(sandbox, harness, agent, kind, via):
     sb = load(sandbox(), harness)
     _, report = audit(sb, "--agent", agent)
-    compacted = [row for row in report["audit"] if row["compactions"]]
+    compacted = [row for row in report["audit"] if row["compactions"] and row["kind"] == kind]
     assert len(compacted) == 1, report
     row = compacted[0]
     assert (row["compactions"], row["redelivered"], row["redelivered_by"]) == (1, 1, via)

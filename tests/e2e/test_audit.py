@@ -156,14 +156,17 @@ def test_copilot_cli_runs_get_their_verdicts(clis, copilot_cache, checkout, tmp_
     ok(copilot.run("Review the change."))
     copilot.server = serve(UsageCopilot, working(markers, agent="worker"))
     ok(copilot.run("Work and compact.", timeout=90))
+    copilot.server = serve(UsageCopilot, working(markers, main=True))
+    ok(copilot.run("Work as the agent and compact.", "--agent", "worker", timeout=120))
 
     rc, report = audit(copilot.env(), copilot.project)
     assert verdicts(report) == [("broken", "refused"), ("plain", "no-declaration"), ("reviewer", "briefed"),
-                                ("worker", "briefed")], report
+                                ("worker", "briefed"), ("worker", "briefed")], report
     assert rc == 0
-    worker, = rows_of(report, "worker")
-    assert worker["compactions"] >= 1 and worker["redelivered"] == worker["compactions"], worker
-    assert worker["redelivered_by"][0] == "PreToolUse (inferred)"
+    for worker in rows_of(report, "worker"):
+        assert worker["compactions"] >= 1 and worker["redelivered"] == worker["compactions"], worker
+        assert worker["redelivered_by"][0] == "PreToolUse (inferred)"
+    assert sorted(row["kind"] for row in rows_of(report, "worker")) == ["session", "subagent"]
     assert not any(m in json.dumps(report) for m in markers)
 
 

@@ -4,7 +4,8 @@
 ``workspace.yaml`` beside it. A subagent is ``subagent.started`` (its ``agentId`` and
 ``agentName``); what reached it is its first ``user.message``, whose ``transformedContent``
 holds the subagentStart context; each ``skill.invoked`` of that agent before it is Copilot's
-own preload. A compaction is ``session.compaction_complete`` (applied) with the agent's id.
+own preload. A ``copilot --agent NAME`` session is ``subagent.selected`` without an agent id,
+briefed by the sessionStart ``hook.end`` output; its events carry no agent id either. A compaction is ``session.compaction_complete`` (applied) with the agent's id.
 Copilot keeps no preToolUse output, which is where a compacted agent's briefing comes back:
 the audit counts it back at the agent's first preToolUse run past the settle delay after the
 compaction, the run the hook delivers from (``copilot_compacted``), marked "(inferred)".
@@ -15,7 +16,7 @@ import os
 from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines
 
 KNOWN = "1."
-NEEDLES = (b'"session.start"', b'"subagent.started"', b'"user.message"', b'"skill.invoked"',
+NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
            b'"session.compaction_complete"', b'"hookType":"preToolUse"', b'"tool.execution_start"',
            b'"tool.execution_complete"', b'"hookType":"sessionStart"')
 SPAWN_TOOLS = ("task",)
@@ -77,7 +78,20 @@ def read(machine, session, log):
                 return []
             version = data.get("copilotVersion")
             continue
-        if kind == "subagent.started" and isinstance(agent_id, str):
+        if kind == "subagent.selected" and agent_id is None and None not in by_id and isinstance(
+                data.get("agentName"), str):
+            # `copilot --agent NAME`: the session itself runs as the agent, briefed at sessionStart.
+            run = by_id[None] = Run("copilot", session.id, data["agentName"], None, event.get("timestamp"),
+                                    kind="session")
+            run.file, run.version, run.seen_message = session.path, version, True
+            run.as_session = False  # briefed like a subagent: Copilot preloads its skills: field itself
+            runs.append(run)
+        elif kind == "hook.end" and data.get("hookType") == "sessionStart" and None in by_id:
+            output = data.get("output") if isinstance(data.get("output"), dict) else {}
+            context = output.get("additionalContext")
+            if isinstance(context, str) and "<briefing agent=" in context:
+                by_id[None].deliver("sessionStart", [context])
+        elif kind == "subagent.started" and isinstance(agent_id, str):
             run = by_id[agent_id] = Run("copilot", session.id, data.get("agentName"), agent_id,
                                         event.get("timestamp"))
             run.file, run.version = session.path, version
@@ -96,7 +110,8 @@ def read(machine, session, log):
             if data.get("success") is True and data.get("outcome", "applied") == "applied":
                 by_id[agent_id].compact()
                 compacted[agent_id] = iso_seconds(event.get("timestamp"))
-        elif kind == "hook.start" and data.get("hookType") == "preToolUse" and compacted.get(agent_id):
+        elif kind == "hook.start" and data.get("hookType") == "preToolUse" and compacted.get(agent_id) \
+                and agent_id in by_id:
             calls = data.get("input", {}).get("toolCalls") if isinstance(data.get("input"), dict) else None
             calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
             started = iso_seconds(event.get("timestamp"))
