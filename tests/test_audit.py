@@ -426,3 +426,49 @@ def test_each_harness_has_its_reader_and_a_missing_one_is_none():
         module = audit_module.reader(key)
         assert module is not None and callable(module.sessions) and callable(module.read), key
     assert audit_module.reader("no-such-harness") is None
+
+
+HOSTILE_LINES = [
+    '[1, 2]', '"text"', 'null', '{"type": "attachment", "attachment": "x"}',
+    '{"type": "attachment", "attachment": {"type": "hook_additional_context", "content": 7}}',
+    '{"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Agent", "input": "x"}]}}',
+    '{"type": "user", "message": {"content": [{"type": "tool_result", "is_error": true, "content": 5}]}}',
+    '{"type": "agent-setting", "agentSetting": ["x"]}', '{"type": "system", "subtype": "compact_boundary"}',
+    '{"type": "session_meta", "payload": []}', '{"type": "response_item", "payload": {"role": "developer"}}',
+    '{"type": "compacted"}', '{"type": "subagent.started", "agentId": "a", "data": []}',
+    '{"type": "user.message", "agentId": "a", "data": {"transformedContent": 3}}',
+    '{"type": "tool.execution_complete", "data": {"toolCallId": {}, "success": false}}',
+    '{"sessionId": "s", "toolCalls": {"a": 1}}',
+    '{"toolCalls": [{"name": "invoke_agent", "id": "i", "args": 3}]}',
+    '{"version": 7, "type": "user", "message": "x"}', "\x00\xff garbage",
+    '{"type": "hook.start", "data": {"hookType": "preToolUse", "input": {"toolCalls": "x"}}, "agentId": "a"}',
+    '{"type": "attachment", "attachment": {"type": "hook_system_message", "content": "no Python 3.8",'
+    ' "hookEvent": "PreToolUse", "toolUseID": {}}}',
+    '{"type": "subagent.selected", "data": {"agentName": 1}}',
+    '{"type": "hook.end", "data": {"hookType": "sessionStart", "output": [1]}}',
+]
+
+
+def test_hostile_records_are_read_without_a_crash(sandbox):
+    sb = sandbox()
+    body = "\n".join(HOSTILE_LINES) + "\n"
+    meta = '{"type":"session_meta","payload":{"id":"t","session_id":"t","cwd":"%s","parent_thread_id":"p",' \
+           '"agent_role":["x"],"cli_version":5}}\n' % sb.project
+    sb.write({
+        "home/.claude/projects/%s/s1.jsonl" % slug(str(sb.project)): body,
+        "home/.claude/projects/%s/s1/subagents/agent-x.jsonl" % slug(str(sb.project)): body,
+        "home/.claude/projects/%s/s1/subagents/agent-x.meta.json" % slug(str(sb.project)): "[1]",
+        "home/.claude/projects/%s/s1/subagents/agent-y.jsonl" % slug(str(sb.project)): body,
+        "home/.claude/projects/%s/s1/subagents/agent-y.meta.json" % slug(str(sb.project)):
+            '{"agentType": "y", "toolUseId": {"a": 1}, "name": 3}',
+        "home/.codex/sessions/2026/12/03/rollout-t.jsonl": meta + body,
+        "home/.copilot/session-state/s1/events.jsonl": body,
+        "home/.copilot/session-state/s1/workspace.yaml": "cwd: '%s'\n" % sb.project,
+        "home/.gemini/projects.json": json.dumps({"projects": {str(sb.project): "p"}}),
+        "home/.gemini/tmp/p/chats/session-1.jsonl": body,
+    })
+    rc, report = audit(sb)
+    assert rc in (0, 1)
+    assert not [p for p in report["skipped"] if p["problem"].startswith("skipped: ")], report["skipped"]
+    result = sb.doctor("--audit", "--since", "3650")
+    assert result.rc in (0, 1) and "Traceback" not in result.err, result

@@ -68,8 +68,10 @@ class Run(object):
     """
 
     def __init__(self, harness, session, agent, agent_id=None, when=None, kind="subagent"):
-        self.harness, self.session, self.agent, self.agent_id = harness, session, agent, agent_id
-        self.time, self.kind = when, kind
+        # Records are untrusted: a field of the wrong type is as good as absent.
+        self.harness, self.session = harness, text_or_none(session)
+        self.agent, self.agent_id = text_or_none(agent), text_or_none(agent_id)
+        self.time, self.kind = text_or_none(when), kind
         self.as_session = kind == "session"  # the main session runs as the agent (briefed at SessionStart)
         self.timeline, self.native, self.refused, self.declared = [], [], None, None
         self.hook_errors, self.messages, self.version, self.file = [], [], None, None
@@ -79,6 +81,10 @@ class Run(object):
 
     def compact(self):
         self.timeline.append(("compact", None, None))
+
+
+def text_or_none(value):
+    return value if isinstance(value, str) and value else None
 
 
 class Log(object):

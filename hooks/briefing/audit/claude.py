@@ -12,7 +12,7 @@ The Claude Agent SDK writes the same records: its audit module can be this one.
 """
 import os
 
-from . import Run, Session, foreign_version, older_copies, record_lines
+from . import Run, Session, foreign_version, older_copies, record_lines, text_or_none
 
 KNOWN = "2."
 HOOK_ERRORS = ("hook_non_blocking_error", "hook_error_during_execution", "hook_failed", "hook_blocking_error",
@@ -21,6 +21,7 @@ SUB_NEEDLES = (b'"type":"attachment"', b'"compact_boundary"', b"<command-name>",
 MAIN_NEEDLES = SUB_NEEDLES + (b'"agent-setting"', b'"name":"Agent"', b'"name":"Task"', b"hook error: briefing")
 DENIED = "hook error: "
 NO_PYTHON = "no Python 3.8"
+SPAWN_TOOLS = ("Agent", "Task")
 
 
 def project_dirs(machine):
@@ -128,7 +129,7 @@ def read_agent(machine, session, path, log):
     run = Run("claude", session.id, name if isinstance(name, str) else None, agent_id,
               kind="teammate" if teammate else "subagent")
     run.file = path
-    run.tool_use = meta.get("toolUseId") if isinstance(meta, dict) else None
+    run.tool_use = text_or_none(meta.get("toolUseId")) if isinstance(meta, dict) else None
     for _, value in record_lines(path, SUB_NEEDLES + (b'"version"',), log, "claude"):
         if run.time is None and isinstance(value.get("timestamp"), str):
             run.time = value["timestamp"]
@@ -169,18 +170,19 @@ def read(machine, session, log):
             if data.get("type") == "hook_system_message" and isinstance(text, str) and NO_PYTHON in text:
                 # hooks/briefing-python's message, at SessionStart and at each spawn's guard (the
                 # spawn's tool_use id, which its subagent's meta.json names).
-                no_python[data.get("toolUseID") if data.get("hookEvent") == "PreToolUse" else None] = text
+                no_python[text_or_none(data.get("toolUseID")) if data.get("hookEvent") == "PreToolUse" else None] = text
         if main.time is None and isinstance(value.get("timestamp"), str):
             main.time = value["timestamp"]
         message = value.get("message") if isinstance(value.get("message"), dict) else {}
         content = message.get("content") if isinstance(message.get("content"), list) else []
         if kind == "assistant":
             for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in ("Agent", "Task"):
+                if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in SPAWN_TOOLS:
                     tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
                     # A teammate's spawn names the member (``name``), as its meta.json does.
-                    spawns[block.get("id")] = (tool_input.get("subagent_type"), value.get("timestamp"),
-                                               "teammate" if isinstance(tool_input.get("name"), str) else "subagent")
+                    kind_of = "teammate" if isinstance(tool_input.get("name"), str) else "subagent"
+                    spawns[text_or_none(block.get("id"))] = (tool_input.get("subagent_type"),
+                                                             value.get("timestamp"), kind_of)
             continue
         if kind == "user" and content:
             for block in content:
@@ -188,8 +190,9 @@ def read(machine, session, log):
                     continue
                 text = text_of(block.get("content"))
                 at = text.find(DENIED)  # "PreToolUse:Agent hook error: briefing: agent '…' …"
-                if at >= 0 and text.startswith("briefing:", at + len(DENIED)) and block.get("tool_use_id") in spawns:
-                    agent, when, kind = spawns[block.get("tool_use_id")]
+                spawn = spawns.get(text_or_none(block.get("tool_use_id")))
+                if at >= 0 and text.startswith("briefing:", at + len(DENIED)) and spawn:
+                    agent, when, kind = spawn
                     refused = Run("claude", session.id, agent, None, when or value.get("timestamp"), kind)
                     refused.refused = text[at + len(DENIED):]
                     runs.append(refused)

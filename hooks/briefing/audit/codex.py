@@ -10,7 +10,7 @@ comes from config.toml (``codex_trust_check``).
 """
 import os
 
-from . import Run, Session, foreign_version, head_line, older_copies, record_lines
+from . import Run, Session, foreign_version, head_line, older_copies, record_lines, text_or_none
 
 KNOWN = "0."
 NEEDLES = (b'"role":"developer"', b'"type":"compacted"', b'"function_call"', b'"function_call_output"',
@@ -142,9 +142,9 @@ def refused_spawns(session, path, log):
                 arguments = json.loads(item.get("arguments") or "{}")
             except ValueError:
                 arguments = {}
-            calls[item.get("call_id")] = (arguments.get("agent_type") if isinstance(arguments, dict) else None,
-                                          line.get("timestamp"))
-        elif item.get("type") == "function_call_output" and item.get("call_id") in calls:
+            agent = arguments.get("agent_type") if isinstance(arguments, dict) else None
+            calls[text_or_none(item.get("call_id"))] = (agent, line.get("timestamp"))
+        elif item.get("type") == "function_call_output" and text_or_none(item.get("call_id")) in calls:
             output = item.get("output")
             if isinstance(output, str) and output.startswith(BLOCKED + "briefing:"):
                 agent, when = calls[item["call_id"]]

@@ -5,7 +5,8 @@
 ``agentName``); what reached it is its first ``user.message``, whose ``transformedContent``
 holds the subagentStart context; each ``skill.invoked`` of that agent before it is Copilot's
 own preload. A ``copilot --agent NAME`` session is ``subagent.selected`` without an agent id,
-briefed by the sessionStart ``hook.end`` output; its events carry no agent id either. A compaction is ``session.compaction_complete`` (applied) with the agent's id.
+briefed by the sessionStart ``hook.end`` output; its events carry no agent id either. A
+compaction is ``session.compaction_complete`` (applied) with the agent's id.
 Copilot keeps no preToolUse output, which is where a compacted agent's briefing comes back:
 the audit counts it back at the agent's first preToolUse run past the settle delay after the
 compaction, the run the hook delivers from (``copilot_compacted``), marked "(inferred)".
@@ -13,7 +14,7 @@ A refused spawn is the task tool's ``tool.execution_complete`` with error code `
 """
 import os
 
-from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines
+from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines, text_or_none
 
 KNOWN = "1."
 NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
@@ -70,7 +71,7 @@ def read(machine, session, log):
     for _, event in record_lines(session.path, NEEDLES, log, "copilot"):
         kind = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        agent_id = event.get("agentId")
+        agent_id = text_or_none(event.get("agentId"))
         if kind == "session.start":
             why = foreign_version(data.get("copilotVersion"), KNOWN)
             if why:
@@ -123,8 +124,9 @@ def read(machine, session, log):
                 compacted[agent_id] = None
         elif kind == "tool.execution_start" and data.get("toolName") in SPAWN_TOOLS:
             arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
-            spawns[data.get("toolCallId")] = (arguments.get("agent_type"), event.get("timestamp"))
-        elif kind == "tool.execution_complete" and data.get("toolCallId") in spawns and data.get("success") is False:
+            spawns[text_or_none(data.get("toolCallId"))] = (arguments.get("agent_type"), event.get("timestamp"))
+        elif kind == "tool.execution_complete" and text_or_none(data.get("toolCallId")) in spawns \
+                and data.get("success") is False:
             error = data.get("error") if isinstance(data.get("error"), dict) else {}
             message = error.get("message")
             if error.get("code") == "denied" and isinstance(message, str) and "briefing:" in message:
