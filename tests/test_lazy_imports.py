@@ -61,7 +61,8 @@ ROWS = [
                                  {"GEMINI_SESSION_ID": "g", "GEMINI_PROJECT_DIR": str(sb.project)}),
      "gemini", set()),
     ("claude pre-flight", lambda sb: (sb.payload("SessionStart", source="startup"), ("--part", "1"), {}),
-     "claude", {"briefing.survey", "briefing.private", "briefing.standing"}),  # the survey builds filed's briefing too
+     "claude", {"briefing.survey", "briefing.private", "briefing.standing",  # the survey builds filed's briefing too
+                "briefing.audit", "briefing.audit.claude"}),  # issue 40: the last session's records
     ("claude subagent compacted", lambda sb: (sb.payload("SessionStart", source="compact", agent_id="a1",
                                                          agent_type="good"), ("--part", "1"), {}), "claude", set()),
     # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
@@ -114,6 +115,8 @@ def test_a_hook_run_imports_only_its_harness(sandbox, row, build, harness, extra
     assert "briefing.survey" not in modules or "briefing.survey" in extra, modules
     assert "briefing.private" not in modules or "briefing.private" in extra, modules
     assert ("briefing.standing" in modules) == ("briefing.standing" in extra), modules
+    # The audit's record readers (issue 40): the pre-flight reads its own harness's last session only.
+    assert {m for m in modules if m.startswith("briefing.audit")} <= extra, modules
 
 
 def test_the_doctor_loads_the_doctor(sandbox):

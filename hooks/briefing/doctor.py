@@ -19,15 +19,17 @@ from .substitution import SESSION_PLACEHOLDER
 from .text import _utf8_len, for_people
 
 
-DOCTOR_USAGE = "usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] [--show AGENT] [--version]" % (
-    "|".join(HARNESSES))
+DOCTOR_USAGE = ("usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] [--show AGENT] [--version]\n"
+                "       briefing-doctor --audit [--since DAYS] [--session ID] [--agent NAME] [--harness H] [--json]"
+                % "|".join(HARNESSES))
 
 
 def doctor(argv, out=None):
     """The doctor CLI: 0 healthy (warnings allowed), 1 problems, 2 usage."""
     import json
     out = out or sys.stdout
-    options = {"cwd": ".", "harness": "all", "json": False, "show": None}
+    options = {"cwd": ".", "harness": "all", "json": False, "show": None, "audit": False, "since": None,
+               "session": None, "agent": None}
     args = list(argv)
     while args:
         arg = args.pop(0)
@@ -38,9 +40,9 @@ def doctor(argv, out=None):
         if key == "--version" and not eq:
             out.write("briefing-doctor %s\n" % plugin_version())
             return 0
-        if key == "--json" and not eq:
-            options["json"] = True
-        elif key in ("--cwd", "--harness", "--show"):
+        if key in ("--json", "--audit") and not eq:
+            options[key[2:]] = True
+        elif key in ("--cwd", "--harness", "--show", "--since", "--session", "--agent"):
             if not eq:
                 if not args:
                     sys.stderr.write("briefing-doctor: %s needs a value\n%s\n" % (key, DOCTOR_USAGE))
@@ -55,6 +57,22 @@ def doctor(argv, out=None):
         sys.stderr.write("briefing-doctor: --harness must be %s or all\n%s\n" % (
             ", ".join(HARNESSES), DOCTOR_USAGE))
         return 2
+    audit_only = ("since", "session", "agent")
+    if not options["audit"] and any(options[k] is not None for k in audit_only):
+        sys.stderr.write("briefing-doctor: --since, --session and --agent go with --audit\n%s\n" % DOCTOR_USAGE)
+        return 2
+    if options["audit"] and options["show"] is not None:
+        sys.stderr.write("briefing-doctor: --audit and --show do not go together\n%s\n" % DOCTOR_USAGE)
+        return 2
+    since = 7.0
+    if options["since"] is not None:
+        try:
+            since = float(options["since"])
+        except ValueError:
+            since = -1.0
+        if not 0 < since <= 3650:
+            sys.stderr.write("briefing-doctor: --since takes a number of days (0 < DAYS <= 3650)\n%s\n" % DOCTOR_USAGE)
+            return 2
     cwd = os.path.abspath(options["cwd"])
     if not is_dir(cwd):
         sys.stderr.write("briefing-doctor: %s is not a directory\n" % options["cwd"])
@@ -67,6 +85,9 @@ def doctor(argv, out=None):
     machine = Machine(cwd, env)
     harnesses = tuple(HARNESSES) if options["harness"] in ("all", "both") else (options["harness"],)
     projects = {h: machine.project(h) for h in harnesses}
+    if options["audit"]:
+        from .audit.report import doctor_audit  # the records' reader: --audit only
+        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out)
     if options["show"] is not None:
         return doctor_show(machine, options["show"], harnesses, options["json"], out)
     rows = []

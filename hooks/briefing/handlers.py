@@ -291,6 +291,10 @@ def handle_session_start(payload, part):
     if part == 1 and source in ("startup", "resume", "new"):
         from .survey import preflight  # the whole survey, at session start only
         report = preflight(machine, harness)
+        if harness is not None:
+            # Issue 40: the last session of this project, from its own records, in one line.
+            from .audit import last_session_line
+            report = "\n".join(filter(None, [report, last_session_line(machine, harness, payload.get("session_id"))]))
         if report:
             out = out or {}
             out["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), report]))

@@ -1,0 +1,167 @@
+"""Codex's records for the audit (facts/records.md, measured on 0.169.0).
+
+Every thread is a rollout, ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``,
+whose first line (``session_meta``) names its session, its ``cwd``, the CLI version and, for a
+spawned agent, ``agent_role`` and ``parent_thread_id``. A hook's context is a ``developer``
+message; a compaction is a ``compacted`` line. A refused spawn leaves no child rollout: the
+parent's ``spawn_agent`` call gets the output ``Tool call blocked by PreToolUse hook: …``.
+Rollouts record no hook runs at all, trusted or skipped, so a missing briefing's likely cause
+comes from config.toml (``codex_trust_check``).
+"""
+import os
+
+from . import Run, Session, foreign_version, head_line, older_copies, record_lines, text_or_none
+
+KNOWN = "0."
+NEEDLES = (b'"role":"developer"', b'"type":"compacted"', b'"function_call"', b'"function_call_output"',
+           b'"type":"message"')
+BLOCKED = "Tool call blocked by PreToolUse hook: "
+
+
+def rollouts(machine, since):
+    """Every rollout written since ``since``: day folders by name first, then file times."""
+    import time
+    base = os.path.join(machine.codex_home, "sessions")
+    first_day = time.strftime("%Y%m%d", time.gmtime(since - 86400))
+    out = []
+    for year in listing(base):
+        for month in listing(os.path.join(base, year)):
+            for day in listing(os.path.join(base, year, month)):
+                if (year + month + day) < first_day:
+                    continue
+                folder = os.path.join(base, year, month, day)
+                try:
+                    entries = list(os.scandir(folder))
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.name.startswith("rollout-") and entry.name.endswith(".jsonl"):
+                        try:
+                            mtime = entry.stat().st_mtime
+                        except OSError:
+                            continue
+                        if mtime >= since:
+                            out.append((entry.path, mtime))
+    return out
+
+
+def listing(folder):
+    try:
+        return sorted(e.name for e in os.scandir(folder) if e.is_dir() and e.name.isdigit())
+    except OSError:
+        return []
+
+
+def sessions(machine, since, newest=None):
+    """Codex sessions of this project: rollouts grouped by session id, the project read from
+    their cwd (the first line only)."""
+    from ..files import is_inside
+    project = machine.project("codex").folder
+    groups = {}
+    for path, mtime in rollouts(machine, since):
+        meta = head_line(path)
+        payload = meta.get("payload") if isinstance(meta, dict) and meta.get("type") == "session_meta" else None
+        if not isinstance(payload, dict):
+            continue
+        cwd = payload.get("cwd")
+        if not (isinstance(cwd, str) and (is_inside(cwd, project) or is_inside(project, cwd) and cwd != "/")):
+            continue
+        sid = payload.get("session_id") or payload.get("id")
+        if not isinstance(sid, str):
+            continue
+        group = groups.setdefault(sid, Session("codex", sid, None, 0, []))
+        group.mtime = max(group.mtime, mtime)
+        group.extra.append((path, payload))
+        if payload.get("id") == sid:
+            group.path = path
+    found = sorted(groups.values(), key=lambda s: -s.mtime)
+    for group in found:
+        group.path = group.path or group.extra[0][0]
+    return found[:newest] if newest else found
+
+
+def texts(item):
+    return [c.get("text") for c in item.get("content") or () if isinstance(c, dict) and isinstance(c.get("text"), str)]
+
+
+def read(machine, session, log):
+    runs = []
+    for path, meta in sorted(session.extra, key=lambda pair: str(pair[1].get("timestamp"))):
+        why = foreign_version(meta.get("cli_version"), KNOWN)
+        if why:
+            log.problem("codex", path, why)
+            continue
+        if meta.get("parent_thread_id"):
+            run = Run("codex", session.id, meta.get("agent_role") or "default", meta.get("id"),
+                      meta.get("timestamp"))
+            run.version, run.file = meta.get("cli_version"), path
+            read_child(run, path, log)
+            runs.append(run)
+        else:
+            runs += refused_spawns(session, path, log)
+    return runs
+
+
+def read_child(run, path, log):
+    """A spawned agent's rollout: each briefing (SubagentStart, then after a compaction the event
+    that brought it back: PostToolUse when a tool output follows it, else UserPromptSubmit)."""
+    pending = None  # a briefing after a compaction, waiting to learn which event brought it
+    compacted = False
+    for _, line in record_lines(path, NEEDLES, log, "codex"):
+        kind = line.get("type")
+        if kind == "compacted":
+            run.compact()
+            compacted = True
+            continue
+        item = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+        if kind != "response_item":
+            continue
+        if pending is not None:
+            run.deliver("PostToolUse" if item.get("type") == "function_call_output" else "UserPromptSubmit",
+                        pending)
+            pending = None
+        if item.get("role") == "developer":
+            mine = [t for t in texts(item) if t.startswith("<briefing agent=")]
+            if mine:
+                if compacted:
+                    pending = mine
+                else:
+                    run.deliver("SubagentStart", mine)
+    if pending is not None:
+        run.deliver("UserPromptSubmit", pending)
+
+
+def refused_spawns(session, path, log):
+    """The spawns briefing's guard refused, from the parent's rollout."""
+    import json
+    calls, runs = {}, []
+    for _, line in record_lines(path, (b'"spawn_agent"', b"PreToolUse hook: briefing"), log, "codex"):
+        item = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+        if item.get("type") == "function_call" and str(item.get("name", "")).endswith("spawn_agent"):
+            try:
+                arguments = json.loads(item.get("arguments") or "{}")
+            except ValueError:
+                arguments = {}
+            agent = arguments.get("agent_type") if isinstance(arguments, dict) else None
+            calls[text_or_none(item.get("call_id"))] = (agent, line.get("timestamp"))
+        elif item.get("type") == "function_call_output" and text_or_none(item.get("call_id")) in calls:
+            output = item.get("output")
+            if isinstance(output, str) and output.startswith(BLOCKED + "briefing:"):
+                agent, when = calls[item["call_id"]]
+                run = Run("codex", session.id, agent or "default", None, when)
+                reason = output[len(BLOCKED):]
+                run.refused = reason.split(". Tool: ")[0] if ". Tool: " in reason else reason
+                runs.append(run)
+    return runs
+
+
+def causes(machine, run):
+    """Codex: whether it runs briefing's hooks at all, from config.toml (rollouts cannot say)."""
+    from ..harnesses import HARNESSES
+    check = HARNESSES["codex"].trust_check(machine)
+    if check["status"] != "ok":
+        return [check["detail"]]
+    if "not installed" in check["detail"]:
+        return ["briefing is not installed as a Codex plugin here (a run with it elsewhere leaves no trace)"]
+    from ..harnesses.codex import codex_plugin_roots
+    return older_copies("Codex", [root for _, root in codex_plugin_roots(machine, "briefing")])

@@ -1,0 +1,154 @@
+"""Copilot CLI's records for the audit (facts/records.md, facts/compaction.md; measured on 1.0.102).
+
+``$COPILOT_HOME/session-state/<session>/events.jsonl``, the session's ``cwd`` in
+``workspace.yaml`` beside it. A subagent is ``subagent.started`` (its ``agentId`` and
+``agentName``); what reached it is its first ``user.message``, whose ``transformedContent``
+holds the subagentStart context; each ``skill.invoked`` of that agent before it is Copilot's
+own preload. A ``copilot --agent NAME`` session is ``subagent.selected`` without an agent id,
+briefed by the sessionStart ``hook.end`` output; its events carry no agent id either. A
+compaction is ``session.compaction_complete`` (applied) with the agent's id.
+Copilot keeps no preToolUse output, which is where a compacted agent's briefing comes back:
+the audit counts it back at the agent's first preToolUse run past the settle delay after the
+compaction, the run the hook delivers from (``copilot_compacted``), marked "(inferred)".
+A refused spawn is the task tool's ``tool.execution_complete`` with error code ``denied``.
+"""
+import os
+
+from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines, text_or_none
+
+KNOWN = "1."
+NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
+           b'"session.compaction_complete"', b'"hookType":"preToolUse"', b'"tool.execution_start"',
+           b'"tool.execution_complete"', b'"hookType":"sessionStart"')
+SPAWN_TOOLS = ("task",)
+
+
+def workspace_cwd(folder):
+    """The ``cwd:`` of a session's workspace.yaml, or None."""
+    from ..files import read_text
+    from ..records import Unreadable
+    try:
+        text = read_text(os.path.join(folder, "workspace.yaml"))
+    except Unreadable:
+        return None
+    for line in text.splitlines():
+        if line.startswith("cwd:"):
+            value = line[4:].strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return value or None
+    return None
+
+
+def sessions(machine, since, newest=None):
+    from ..files import is_inside
+    base = os.path.join(machine.copilot_home, "session-state")
+    project = machine.project("copilot").folder
+    found = []
+    try:
+        entries = [e for e in os.scandir(base) if e.is_dir() and not e.name.startswith(".")]
+    except OSError:
+        entries = []
+    for entry in entries:
+        path = os.path.join(entry.path, "events.jsonl")
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            continue
+        if mtime < since:
+            continue
+        cwd = workspace_cwd(entry.path)
+        if not (isinstance(cwd, str) and is_inside(cwd, project)):
+            continue
+        found.append(Session("copilot", entry.name, path, mtime))
+    found.sort(key=lambda s: -s.mtime)
+    return found[:newest] if newest else found
+
+
+def read(machine, session, log):
+    from ..harnesses.copilot import COPILOT_SETTLE
+    runs, by_id, spawns, compacted, version = [], {}, {}, {}, None
+    for _, event in record_lines(session.path, NEEDLES, log, "copilot"):
+        kind = event.get("type")
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        agent_id = text_or_none(event.get("agentId"))
+        if kind == "session.start":
+            why = foreign_version(data.get("copilotVersion"), KNOWN)
+            if why:
+                log.problem("copilot", session.path, why)
+                return []
+            version = data.get("copilotVersion")
+            continue
+        if kind == "subagent.selected" and agent_id is None and None not in by_id and isinstance(
+                data.get("agentName"), str):
+            # `copilot --agent NAME`: the session itself runs as the agent, briefed at sessionStart.
+            run = by_id[None] = Run("copilot", session.id, data["agentName"], None, event.get("timestamp"),
+                                    kind="session")
+            run.file, run.version, run.seen_message = session.path, version, True
+            run.as_session = False  # briefed like a subagent: Copilot preloads its skills: field itself
+            runs.append(run)
+        elif kind == "hook.end" and data.get("hookType") == "sessionStart" and None in by_id:
+            output = data.get("output") if isinstance(data.get("output"), dict) else {}
+            context = output.get("additionalContext")
+            if isinstance(context, str) and "<briefing agent=" in context:
+                by_id[None].deliver("sessionStart", [context])
+        elif kind == "subagent.started" and isinstance(agent_id, str):
+            run = by_id[agent_id] = Run("copilot", session.id, data.get("agentName"), agent_id,
+                                        event.get("timestamp"))
+            run.file, run.version = session.path, version
+            run.seen_message = False
+            runs.append(run)
+        elif kind == "skill.invoked" and agent_id in by_id and not by_id[agent_id].seen_message:
+            if isinstance(data.get("name"), str):
+                by_id[agent_id].native.append(data["name"])
+        elif kind == "user.message" and agent_id in by_id and not by_id[agent_id].seen_message:
+            run = by_id[agent_id]
+            run.seen_message = True
+            text = data.get("transformedContent")
+            run.deliver("subagentStart", [text[text.find("<briefing agent="):]] if isinstance(text, str)
+                        and "<briefing agent=" in text else [])
+        elif kind == "session.compaction_complete" and agent_id in by_id:
+            if data.get("success") is True and data.get("outcome", "applied") == "applied":
+                by_id[agent_id].compact()
+                compacted[agent_id] = iso_seconds(event.get("timestamp"))
+        elif kind == "hook.start" and data.get("hookType") == "preToolUse" and compacted.get(agent_id) \
+                and agent_id in by_id:
+            calls = data.get("input", {}).get("toolCalls") if isinstance(data.get("input"), dict) else None
+            calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+            started = iso_seconds(event.get("timestamp"))
+            if started is not None and started >= compacted[agent_id] + COPILOT_SETTLE and any(
+                    c.get("name") not in SPAWN_TOOLS for c in calls):
+                # Copilot keeps no preToolUse output: the hook delivered here (copilot_compacted).
+                run = by_id[agent_id]
+                run.deliver("PreToolUse (inferred)", run_briefing(run))
+                compacted[agent_id] = None
+        elif kind == "tool.execution_start" and data.get("toolName") in SPAWN_TOOLS:
+            arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+            spawns[text_or_none(data.get("toolCallId"))] = (arguments.get("agent_type"), event.get("timestamp"))
+        elif kind == "tool.execution_complete" and text_or_none(data.get("toolCallId")) in spawns \
+                and data.get("success") is False:
+            error = data.get("error") if isinstance(data.get("error"), dict) else {}
+            message = error.get("message")
+            if error.get("code") == "denied" and isinstance(message, str) and "briefing:" in message:
+                agent, when = spawns[data["toolCallId"]]
+                run = Run("copilot", session.id, agent, None, when)
+                run.refused = message[message.find("briefing:"):]
+                runs.append(run)
+    return runs
+
+
+def run_briefing(run):
+    """The texts of the run's first delivery: what the hook delivers again (the records hold no copy)."""
+    for kind, _, texts in run.timeline:
+        if kind == "deliver" and texts:
+            return texts
+    return []
+
+
+def causes(machine, run):
+    """Copilot CLI: is briefing installed (a --plugin-dir plugin is recorded nowhere)."""
+    from ..harnesses.copilot import copilot_plugins
+    roots = [root for name, root in copilot_plugins(machine) if name == "briefing"]
+    if not roots:
+        return ["briefing is not installed as a Copilot CLI plugin (config.json installedPlugins)"]
+    return older_copies("Copilot CLI", roots)
