@@ -106,6 +106,10 @@ function hookRunner({ hook, cwd, env, first, log }) {
   };
 }
 
+function subtaskKey(session, agent, prompt) {
+  return JSON.stringify([session, agent, prompt]);
+}
+
 // What an answer puts into the agent's context (the briefing, or the abort instruction).
 function contextOf(answer) {
   const hso = answer && answer.hookSpecificOutput;
@@ -148,7 +152,7 @@ async function server(input, options) {
 
   const sessions = new Map(); // session id -> { agent, context }: what the hook answered for it
   const pending = new Map(); // agent -> { answer, count }: what the guard answered, for the child
-  const subtasks = new Set(); // ids of subtask parts: their task call cannot be refused (docs/opencode.md)
+  const subtasks = new Set(); // subtask parts not yet started: their task call cannot be refused (docs/opencode.md)
   const compacting = new Set(); // sessions whose summarizer request is being made
 
   // The pre-flight, once per instance, without holding up the CLI's start.
@@ -164,7 +168,7 @@ async function server(input, options) {
     // The child's (or a session's) agent, before its first model request.
     "chat.message": async (inp, out) => {
       for (const part of (out && out.parts) || []) {
-        if (part && part.type === "subtask" && part.id) subtasks.add(part.id);
+        if (part && part.type === "subtask") subtasks.add(subtaskKey(inp.sessionID, part.agent, part.prompt));
       }
       const session = inp.sessionID, agent = inp.agent;
       if (!session || typeof agent !== "string" || !agent) return;
@@ -188,7 +192,10 @@ async function server(input, options) {
       if (inp.tool !== "task" || !out || !out.args) return;
       // A command with subtask: true (or an @agent mention) fails the whole turn on a throw
       // (measured): its child is resolved at its chat.message instead, abort instruction and all.
-      if (subtasks.has(inp.callID)) return;
+      // Its task call comes with a part id of its own, so the subtask part's agent and prompt,
+      // in the same session, say which call it is.
+      const key = subtaskKey(inp.sessionID, out.args.subagent_type, out.args.prompt);
+      if (subtasks.delete(key)) return;
       const answer = await ask(payload("PreToolUse", { tool_name: "task", tool_input: out.args, session_id: inp.sessionID }));
       const refusal = refusalOf(answer);
       if (refusal) {

@@ -102,8 +102,9 @@ test("a missing skill: the task call throws briefing's reason, and no briefing i
 test("a subtask (command or @mention) is not refused at the call: its child gets the abort instruction", async () => {
   const { hooks, cleanup } = await start(AGENTS);
   try {
-    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken" }] });
-    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "prt_1" }, { args: { subagent_type: "broken", prompt: "x", command: "c" } });
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "x" }] });
+    // The task call has a part id of its own (measured): the agent and prompt tell it apart.
+    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "prt_2" }, { args: { subagent_type: "broken", prompt: "x", command: "c" } });
     await hooks["chat.message"]({ sessionID: "C2", agent: "broken" }, { message: {}, parts: [] });
     const [abort] = await system(hooks, "C2");
     assert.match(abort, /status="abort"/);
