@@ -156,10 +156,14 @@ async function server(input, options) {
   const compacting = new Set(); // sessions whose summarizer request is being made
 
   // The pre-flight, once per instance, without holding up the CLI's start.
+  // Shown in the CLI's log, as a toast in the TUI, and on stderr under `opencode run` / `kilo run`,
+  // whose terminal shows no toast (argv: the runtime, the bundled script, then the command).
+  const headless = options.headless !== undefined ? options.headless : process.argv[2] === "run";
   const preflight = ask(payload("SessionStart", { source: "startup" })).then((answer) => {
     if (answer && answer.systemMessage) {
       log("warn", answer.systemMessage);
       show(answer.systemMessage, "warning");
+      if (headless) process.stderr.write(answer.systemMessage + "\n");
     }
   }).catch(() => {});
   if (options.onPreflight) options.onPreflight(preflight);

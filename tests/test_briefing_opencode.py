@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from conftest import load_hook, skill_md
+from conftest import REPO, load_hook, skill_md
 from framing import rebuild
 
 HOOK = load_hook()
@@ -255,3 +255,14 @@ def test_a_spawn_imports_only_its_cli(sandbox, cli, others):
     harnesses = {m.rsplit(".", 1)[1] for m in modules if m.startswith("briefing.harnesses.")}
     assert harnesses <= {"opencode", "kilo"} - others and cli in harnesses, modules
     assert not {"briefing.doctor", "briefing.survey", "briefing.private"} & modules, modules
+
+
+@pytest.mark.parametrize("args, rc, phrase", [
+    (("--show", "demo-briefed"), 0, True),
+    (("--show", "demo-control"), 1, False),  # nothing to show: it declares nothing
+    ((), 0, False),
+])
+def test_the_bundled_opencode_example(sandbox, args, rc, phrase):
+    """examples/opencode: demo-briefed gets the phrase, demo-control nothing, the doctor is healthy."""
+    result = sandbox().doctor("--cwd", str(REPO / "examples" / "opencode"), "--harness", "opencode", *args)
+    assert result.rc == rc and ("sedge-harbour-4071" in result.out) == phrase, result

@@ -135,10 +135,12 @@ def test_spawns(cli, plugin, tmp_path, serve):
         if req.session == sessions["control"]:
             assert briefings(req.all_text) == 0
 
-    # The pre-flight (the broken agent) and the audit line are in the CLI's log.
+    # The pre-flight (the broken agent) is in the CLI's log and, under `run`, on stderr; the
+    # audit line in the log.
     logs = machine.logs()
     assert "briefing pre-flight" in logs and "agent 'broken'" in logs, logs[-3000:]
-    assert "briefing: briefed \u2190 demo-magic" in logs or "briefing: briefed" in logs
+    assert "briefing pre-flight" in proc.stderr and "agent 'broken'" in proc.stderr, proc
+    assert "briefing: briefed \u2190 demo-magic (60.0 kB)" in logs, logs[-3000:]
 
 
 def test_subtask_command_gets_the_abort_instruction(cli, plugin, tmp_path, serve):
