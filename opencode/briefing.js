@@ -22,6 +22,10 @@ const CONTRACT = "1";
 const START_MESSAGE = "briefing is not running: no Python 3.8 or newer was found (it tried python3, python and py -3; a Microsoft Store alias does not count). Install Python 3.8+ (the python.org installer or your package manager) and start a new session. Until then, agents start without the skills they declare.";
 const SPAWN_MESSAGE = "briefing did not check or brief this agent: no Python 3.8 or newer was found (python3, python, py -3). If the agent declares skills, it starts without them. Install Python 3.8+ and start a new session.";
 
+// How long the guard's answer waits for its child's chat.message (which follows within
+// milliseconds): a task call that failed before its child started leaves no stale answer behind.
+const PENDING_MS = 60 * 1000;
+
 const VERSION_CHECK = "import sys; sys.exit(sys.version_info < (3, 8))";
 const INTERPRETERS = [["python3"], ["python"], ["py", "-3"]];
 
@@ -151,7 +155,8 @@ async function server(input, options) {
   const report = (answer, level) => { if (answer && answer.systemMessage) log(level || "info", answer.systemMessage); };
 
   const sessions = new Map(); // session id -> { agent, context }: what the hook answered for it
-  const pending = new Map(); // agent -> { answer, count }: what the guard answered, for the child
+  const pending = new Map(); // agent -> { answer, count, at }: what the guard answered, for the child
+  const now = options.now || Date.now;
   const subtasks = new Set(); // subtask parts not yet started: their task call cannot be refused (docs/opencode.md)
   const compacting = new Set(); // sessions whose summarizer request is being made
 
@@ -181,10 +186,11 @@ async function server(input, options) {
       if (known && known.agent === agent) return;
       let answer;
       const kept = pending.get(agent);
-      if (kept) {
+      if (kept && now() - kept.at <= PENDING_MS) {
         answer = kept.answer;
         if (--kept.count <= 0) pending.delete(agent);
       } else {
+        pending.delete(agent);
         answer = await ask(payload("SubagentStart", { agent_type: agent, session_id: session }));
       }
       sessions.set(session, { agent, context: contextOf(answer) });
@@ -209,7 +215,7 @@ async function server(input, options) {
       const agent = out.args.subagent_type;
       if (typeof agent === "string") {
         const kept = pending.get(agent);
-        pending.set(agent, { answer, count: (kept ? kept.count : 0) + 1 });
+        pending.set(agent, { answer, count: (kept ? kept.count : 0) + 1, at: now() });
       }
     },
 

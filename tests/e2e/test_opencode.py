@@ -139,7 +139,9 @@ def test_spawns(cli, plugin, tmp_path, serve):
     # audit line in the log.
     logs = machine.logs()
     assert "briefing pre-flight" in logs and "agent 'broken'" in logs, logs[-3000:]
-    assert "briefing pre-flight" in proc.stderr and "agent 'broken'" in proc.stderr, proc
+    # The plugin told the CLIs apart: the hook's pre-flight names the right one.
+    label = {"opencode": "OpenCode", "kilo": "Kilo"}[cli]
+    assert "briefing pre-flight" in proc.stderr and "%s agent 'broken'" % label in proc.stderr, proc
     assert "briefing: briefed \u2190 demo-magic (60.0 kB)" in logs, logs[-3000:]
 
 

@@ -229,3 +229,43 @@ test("a python3 older than 3.8 is passed over for the next interpreter", async (
     rmSync(bin, { recursive: true, force: true });
   }
 });
+
+test("the guard's answer is the child's only while it is fresh; an old one is asked again", async () => {
+  let clock = 1000;
+  const { p, hooks, cleanup } = await start(AGENTS, { now: () => clock });
+  try {
+    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c1" }, { args: { subagent_type: "briefed", prompt: "x" } });
+    // The skill changes after a task call whose child never started.
+    writeFileSync(join(p.proj, ".opencode/skills/demo-magic/SKILL.md"), "---\nname: demo-magic\ndescription: d\n---\nNEW-PHRASE-7\n");
+    clock += 61 * 1000;
+    await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+    const [briefing] = await system(hooks, "C");
+    assert.ok(briefing.includes("NEW-PHRASE-7") && !briefing.includes("MAGIC-PHRASE-42"));
+  } finally {
+    cleanup();
+  }
+});
+
+test("a model's task call is refused even when a subtask of the same agent is pending with another prompt", async () => {
+  const { hooks, cleanup } = await start(AGENTS);
+  try {
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "one" }] });
+    await assert.rejects(
+      hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_9" }, { args: { subagent_type: "broken", prompt: "other" } }),
+      /references unknown skill\(s\): nope/,
+    );
+  } finally {
+    cleanup();
+  }
+});
+
+test("an instance that never saw a session's chat.message adds nothing (Kilo's title instance)", async () => {
+  const { hooks, cleanup } = await start(AGENTS);
+  try {
+    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "briefed", prompt: "x" } });
+    assert.deepEqual(await system(hooks, "P"), []);
+    assert.deepEqual(await system(hooks, "unknown-session"), []);
+  } finally {
+    cleanup();
+  }
+});
