@@ -47,6 +47,17 @@ async function start(files, extra = {}) {
   return { p, hooks, messages, cleanup: () => rmSync(p.root, { recursive: true, force: true }) };
 }
 
+// Runs ``fn`` with a started plugin, and removes the project after it.
+async function withPlugin(files, extra, fn) {
+  if (typeof extra === "function") [extra, fn] = [{}, extra];
+  const started = await start(files, extra);
+  try {
+    await fn(started);
+  } finally {
+    started.cleanup();
+  }
+}
+
 async function system(hooks, sessionID) {
   const out = { system: ["agent prompt"] };
   await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, out);
@@ -70,140 +81,110 @@ test("the no-Python messages are hooks/briefing-python's, word for word", () => 
 });
 
 test("a guarded spawn: one hook process, the briefing in every request of the child, whole", async () => {
-  const { hooks, messages, cleanup } = await start(AGENTS);
-  try {
-    const args = { subagent_type: "briefed", description: "d", prompt: "go" };
-    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_1" }, { args });
-    await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
-    const first = await system(hooks, "C");
-    assert.equal(first.length, 1);
-    assert.match(first[0], /^<briefing agent="briefed"/);
-    assert.ok(first[0].includes("MAGIC-PHRASE-42"));
-    assert.deepEqual(await system(hooks, "C"), first, "every request carries it again");
-    assert.deepEqual(await system(hooks, "P"), [], "the parent gets nothing");
-    assert.ok(messages.some((m) => m.message.startsWith("briefing: briefed")), JSON.stringify(messages));
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks, messages }) => {
+  const args = { subagent_type: "briefed", description: "d", prompt: "go" };
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_1" }, { args });
+  await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+  const first = await system(hooks, "C");
+  assert.equal(first.length, 1);
+  assert.match(first[0], /^<briefing agent="briefed"/);
+  assert.ok(first[0].includes("MAGIC-PHRASE-42"));
+  assert.deepEqual(await system(hooks, "C"), first, "every request carries it again");
+  assert.deepEqual(await system(hooks, "P"), [], "the parent gets nothing");
+  assert.ok(messages.some((m) => m.message.startsWith("briefing: briefed")), JSON.stringify(messages));
+  });
 });
 
 test("a missing skill: the task call throws briefing's reason, and no briefing is kept", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await assert.rejects(
-      hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_2" }, { args: { subagent_type: "broken", prompt: "x" } }),
-      (error) => error.message.startsWith("briefing: agent 'broken' references unknown skill(s): nope"),
-    );
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await assert.rejects(
+    hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_2" }, { args: { subagent_type: "broken", prompt: "x" } }),
+    (error) => error.message.startsWith("briefing: agent 'broken' references unknown skill(s): nope"),
+  );
+  });
 });
 
 test("a subtask (command or @mention) is not refused at the call: its child gets the abort instruction", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "x" }] });
-    // The task call has a part id of its own (measured): the agent and prompt tell it apart.
-    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "prt_2" }, { args: { subagent_type: "broken", prompt: "x", command: "c" } });
-    await hooks["chat.message"]({ sessionID: "C2", agent: "broken" }, { message: {}, parts: [] });
-    const [abort] = await system(hooks, "C2");
-    assert.match(abort, /status="abort"/);
-    assert.match(abort, /STOP\. Do not attempt the task/);
-    assert.ok(!abort.includes("<skill"));
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "x" }] });
+  // The task call has a part id of its own (measured): the agent and prompt tell it apart.
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "prt_2" }, { args: { subagent_type: "broken", prompt: "x", command: "c" } });
+  await hooks["chat.message"]({ sessionID: "C2", agent: "broken" }, { message: {}, parts: [] });
+  const [abort] = await system(hooks, "C2");
+  assert.match(abort, /status="abort"/);
+  assert.match(abort, /STOP\. Do not attempt the task/);
+  assert.ok(!abort.includes("<skill"));
+  });
 });
 
 test("an unguarded child (an @agent mention) is resolved at its chat.message", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await hooks["chat.message"]({ sessionID: "C3", agent: "briefed" }, { message: {}, parts: [] });
-    const [briefing] = await system(hooks, "C3");
-    assert.ok(briefing.includes("MAGIC-PHRASE-42"));
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "C3", agent: "briefed" }, { message: {}, parts: [] });
+  const [briefing] = await system(hooks, "C3");
+  assert.ok(briefing.includes("MAGIC-PHRASE-42"));
+  });
 });
 
 test("compaction: the summarizer's request gets nothing, the next request the briefing again, once", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
-    const before = await system(hooks, "C");
-    await hooks["experimental.session.compacting"]({ sessionID: "C" }, { context: [] });
-    assert.deepEqual(await system(hooks, "C"), [], "the summarizer's request");
-    await hooks["experimental.compaction.autocontinue"]({ sessionID: "C", agent: "briefed" }, { enabled: true });
-    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "C" } } });
-    assert.deepEqual(await system(hooks, "C"), before, "after the compaction");
-    // Without autocontinue (a manual compaction): the event ends it as well.
-    await hooks["experimental.session.compacting"]({ sessionID: "C" }, { context: [] });
-    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "C" } } });
-    assert.deepEqual(await system(hooks, "C"), before);
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+  const before = await system(hooks, "C");
+  await hooks["experimental.session.compacting"]({ sessionID: "C" }, { context: [] });
+  assert.deepEqual(await system(hooks, "C"), [], "the summarizer's request");
+  await hooks["experimental.compaction.autocontinue"]({ sessionID: "C", agent: "briefed" }, { enabled: true });
+  await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "C" } } });
+  assert.deepEqual(await system(hooks, "C"), before, "after the compaction");
+  // Without autocontinue (a manual compaction): the event ends it as well.
+  await hooks["experimental.session.compacting"]({ sessionID: "C" }, { context: [] });
+  await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "C" } } });
+  assert.deepEqual(await system(hooks, "C"), before);
+  });
 });
 
 test("chat.params removes the briefing declaration from the provider options", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    const out = { options: { briefing: { skills: ["demo-magic"] }, reasoningEffort: "low" } };
-    await hooks["chat.params"]({ sessionID: "C", agent: "briefed" }, out);
-    assert.deepEqual(out.options, { reasoningEffort: "low" });
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  const out = { options: { briefing: { skills: ["demo-magic"] }, reasoningEffort: "low" } };
+  await hooks["chat.params"]({ sessionID: "C", agent: "briefed" }, out);
+  assert.deepEqual(out.options, { reasoningEffort: "low" });
+  });
 });
 
 test("an agent that declares nothing: no briefing, and its session is not asked about again", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "plain", prompt: "x" } });
-    await hooks["chat.message"]({ sessionID: "C", agent: "plain" }, { message: {}, parts: [] });
-    assert.deepEqual(await system(hooks, "C"), []);
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "plain", prompt: "x" } });
+  await hooks["chat.message"]({ sessionID: "C", agent: "plain" }, { message: {}, parts: [] });
+  assert.deepEqual(await system(hooks, "C"), []);
+  });
 });
 
 test("the pre-flight goes to the log", async () => {
-  const { messages, cleanup } = await start(AGENTS);
-  try {
-    const line = messages.find((m) => m.message.startsWith("briefing pre-flight"));
-    assert.ok(line, JSON.stringify(messages));
-    assert.equal(line.level, "warn");
-    assert.match(line.message, /OpenCode agent 'broken'/);
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ messages }) => {
+  const line = messages.find((m) => m.message.startsWith("briefing pre-flight"));
+  assert.ok(line, JSON.stringify(messages));
+  assert.equal(line.level, "warn");
+  assert.match(line.message, /OpenCode agent 'broken'/);
+  });
 });
 
 test("Kilo: the payload names Kilo, which reads .kilo/", async () => {
   const files = {};
   for (const [rel, text] of Object.entries(AGENTS)) files[rel.replace(".opencode/", ".kilo/")] = text;
-  const { hooks, messages, cleanup } = await start(files, { cli: "kilo" });
-  try {
-    assert.match(messages.find((m) => m.message.startsWith("briefing pre-flight")).message, /Kilo agent 'broken'/);
-    await hooks["chat.message"]({ sessionID: "K", agent: "briefed" }, { message: {}, parts: [] });
-    assert.ok((await system(hooks, "K"))[0].includes("MAGIC-PHRASE-42"));
-  } finally {
-    cleanup();
-  }
+  await withPlugin(files, { cli: "kilo" }, async ({ hooks, messages }) => {
+  assert.match(messages.find((m) => m.message.startsWith("briefing pre-flight")).message, /Kilo agent 'broken'/);
+  await hooks["chat.message"]({ sessionID: "K", agent: "briefed" }, { message: {}, parts: [] });
+  assert.ok((await system(hooks, "K"))[0].includes("MAGIC-PHRASE-42"));
+  });
 });
 
 test("no Python 3.8+: the spawn goes on, and the fallback's message says why", async () => {
   const bin = mkdtempSync(join(tmpdir(), "briefing-nopy-"));
   try {
-    const { hooks, messages, cleanup } = await start(AGENTS, { env: { PATH: bin, HOME: bin } });
-    try {
+    await withPlugin(AGENTS, { env: { PATH: bin, HOME: bin } }, async ({ hooks, messages }) => {
       assert.ok(messages.some((m) => m.message.startsWith("briefing is not running: no Python 3.8")), JSON.stringify(messages));
       await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "broken", prompt: "x" } });
       await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
       assert.ok(messages.some((m) => m.message.startsWith("briefing did not check or brief this agent")));
-    } finally {
-      cleanup();
-    }
+    });
   } finally {
     rmSync(bin, { recursive: true, force: true });
   }
@@ -218,13 +199,10 @@ test("a python3 older than 3.8 is passed over for the next interpreter", async (
     const real = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
     writeFileSync(join(bin, "python"), `#!/bin/sh\nexec ${real} "$@"\n`);
     chmodSync(join(bin, "python"), 0o755);
-    const { hooks, cleanup } = await start(AGENTS, { env: { ...process.env, PATH: `${bin}:/usr/bin:/bin`, HOME: bin } });
-    try {
+    await withPlugin(AGENTS, { env: { ...process.env, PATH: `${bin}:/usr/bin:/bin`, HOME: bin } }, async ({ hooks }) => {
       await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
       assert.ok((await system(hooks, "C"))[0].includes("MAGIC-PHRASE-42"));
-    } finally {
-      cleanup();
-    }
+    });
   } finally {
     rmSync(bin, { recursive: true, force: true });
   }
@@ -232,40 +210,31 @@ test("a python3 older than 3.8 is passed over for the next interpreter", async (
 
 test("the guard's answer is the child's only while it is fresh; an old one is asked again", async () => {
   let clock = 1000;
-  const { p, hooks, cleanup } = await start(AGENTS, { now: () => clock });
-  try {
-    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c1" }, { args: { subagent_type: "briefed", prompt: "x" } });
-    // The skill changes after a task call whose child never started.
-    writeFileSync(join(p.proj, ".opencode/skills/demo-magic/SKILL.md"), "---\nname: demo-magic\ndescription: d\n---\nNEW-PHRASE-7\n");
-    clock += 61 * 1000;
-    await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
-    const [briefing] = await system(hooks, "C");
-    assert.ok(briefing.includes("NEW-PHRASE-7") && !briefing.includes("MAGIC-PHRASE-42"));
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, { now: () => clock }, async ({ p, hooks }) => {
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c1" }, { args: { subagent_type: "briefed", prompt: "x" } });
+  // The skill changes after a task call whose child never started.
+  writeFileSync(join(p.proj, ".opencode/skills/demo-magic/SKILL.md"), "---\nname: demo-magic\ndescription: d\n---\nNEW-PHRASE-7\n");
+  clock += 61 * 1000;
+  await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+  const [briefing] = await system(hooks, "C");
+  assert.ok(briefing.includes("NEW-PHRASE-7") && !briefing.includes("MAGIC-PHRASE-42"));
+  });
 });
 
 test("a model's task call is refused even when a subtask of the same agent is pending with another prompt", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "one" }] });
-    await assert.rejects(
-      hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_9" }, { args: { subagent_type: "broken", prompt: "other" } }),
-      /references unknown skill\(s\): nope/,
-    );
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "one" }] });
+  await assert.rejects(
+    hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_9" }, { args: { subagent_type: "broken", prompt: "other" } }),
+    /references unknown skill\(s\): nope/,
+  );
+  });
 });
 
 test("an instance that never saw a session's chat.message adds nothing (Kilo's title instance)", async () => {
-  const { hooks, cleanup } = await start(AGENTS);
-  try {
-    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "briefed", prompt: "x" } });
-    assert.deepEqual(await system(hooks, "P"), []);
-    assert.deepEqual(await system(hooks, "unknown-session"), []);
-  } finally {
-    cleanup();
-  }
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "briefed", prompt: "x" } });
+  assert.deepEqual(await system(hooks, "P"), []);
+  assert.deepEqual(await system(hooks, "unknown-session"), []);
+  });
 });
