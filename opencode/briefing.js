@@ -164,11 +164,15 @@ async function server(input, options) {
   // Shown in the CLI's log, as a toast in the TUI, and on stderr under `opencode run` / `kilo run`,
   // whose terminal shows no toast (argv: the runtime, the bundled script, then the command).
   const headless = options.headless !== undefined ? options.headless : process.argv[2] === "run";
+  // The TUI attaches to the server seconds after the plugins start, and a toast sent before it
+  // is lost (measured): the toast is shown again at the first message this instance sees.
+  let toastAgain = null;
   const preflight = ask(payload("SessionStart", { source: "startup" })).then((answer) => {
     if (answer && answer.systemMessage) {
       log("warn", answer.systemMessage);
       show(answer.systemMessage, "warning");
       if (headless) process.stderr.write(answer.systemMessage + "\n");
+      else toastAgain = answer.systemMessage;
     }
   }).catch(() => {});
   if (options.onPreflight) options.onPreflight(preflight);
@@ -176,6 +180,10 @@ async function server(input, options) {
   return {
     // The child's (or a session's) agent, before its first model request.
     "chat.message": async (inp, out) => {
+      if (toastAgain) {
+        show(toastAgain, "warning");
+        toastAgain = null;
+      }
       for (const part of (out && out.parts) || []) {
         if (part && part.type === "subtask") subtasks.add(subtaskKey(inp.sessionID, part.agent, part.prompt));
       }

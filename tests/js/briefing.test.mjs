@@ -238,3 +238,27 @@ test("an instance that never saw a session's chat.message adds nothing (Kilo's t
   assert.deepEqual(await system(hooks, "unknown-session"), []);
   });
 });
+
+test("the pre-flight toast is shown at start and again at the first message (the TUI attaches late)", async () => {
+  const toasts = [], logs = [];
+  const client = {
+    app: { log: async ({ body }) => logs.push(body) },
+    tui: { showToast: async ({ body }) => toasts.push(body) },
+  };
+  const p = project(AGENTS);
+  try {
+    let preflight;
+    const env = { ...process.env, HOME: p.home, XDG_CONFIG_HOME: join(p.home, ".config") };
+    const hooks = await plugin.server({ directory: p.proj, client }, { here: PLUGIN_DIR, env, headless: false, onPreflight: (x) => (preflight = x) });
+    await preflight;
+    assert.equal(toasts.length, 1);
+    assert.match(toasts[0].message, /^briefing pre-flight/);
+    assert.equal(toasts[0].variant, "warning");
+    assert.ok(logs.some((b) => b.service === "briefing" && b.level === "warn" && /pre-flight/.test(b.message)));
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [] });
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [] });
+    assert.equal(toasts.length, 2, "once more, at the first message only");
+  } finally {
+    rmSync(p.root, { recursive: true, force: true });
+  }
+});
