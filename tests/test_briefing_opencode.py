@@ -140,6 +140,12 @@ def test_name_key_wins_over_the_file_name(sandbox):
     assert sb.run(start(sb, "filename-agent"), env=env(sb)).out == ""
 
 
+def test_first_file_of_a_name_in_one_folder_wins(sandbox):
+    sb = sandbox(dict(BASIC, **{"project/.opencode/agents/z-dup.md": agent(["nope"], name="dupname"),
+                                "project/.opencode/agents/a-dup.md": agent(["demo"], name="dupname")}))
+    assert briefed(sb.run(start(sb, "dupname"), env=env(sb))) == {"demo": body("demo")}
+
+
 def test_project_folder_wins_over_the_user_folder(sandbox):
     sb = sandbox(dict(BASIC, **{
         "home/.config/opencode/agents/twin.md": agent(["nope"]),
@@ -170,20 +176,32 @@ def test_kilo_reads_kilo_folders_never_opencode(sandbox):
 
 # --------------------------------------------------------------------------- skills
 
-@pytest.mark.parametrize("roots, winner", [
-    # found later wins: config folders after .claude/.agents, the project's after the user's
-    ({"home/.claude/skills/demo": "uc", "project/.opencode/skills/demo": "po"}, "po"),
-    ({"project/.claude/skills/demo": "pc", "home/.config/opencode/skills/demo": "uo"}, "uo"),
-    ({"home/.agents/skills/demo": "ua", "project/.agents/skills/demo": "pa"}, "pa"),
-    ({"project/.claude/skills/x/deep/demo": "deep"}, "deep"),  # any depth
-    ({"project/.opencode/skill/demo": "singular"}, "singular"),  # skill/ as well as skills/
-])
-def test_skill_roots_and_precedence(sandbox, roots, winner):
-    files = {"project/.opencode/agents/briefed.md": agent(["demo"])}
-    for folder, tag in roots.items():
-        files[folder + "/SKILL.md"] = skill_md("demo", body(tag))
+# Measured in Kilo 7.7.7 for every pair of these six roots, the same in every run (OpenCode
+# 1.18.33 takes either copy of a pair, run by run): project config, user config, project
+# .agents, project .claude, user .agents, user .claude.
+ROOTS = ["project/{dir}/skills", "home/.config/{cli}/skills", "project/.agents/skills",
+         "project/.claude/skills", "home/.agents/skills", "home/.claude/skills"]
+
+
+@pytest.mark.parametrize("cli, folder", [("opencode", ".opencode"), ("kilo", ".kilo")])
+@pytest.mark.parametrize("first, second", [(a, b) for i, a in enumerate(ROOTS) for b in ROOTS[i + 1:]])
+def test_skill_precedence_as_measured(sandbox, cli, folder, first, second):
+    files = {"project/%s/agents/briefed.md" % folder: agent(["demo"])}
+    for tag, root in (("first", first), ("second", second)):
+        files[root.format(dir=folder, cli=cli) + "/demo/SKILL.md"] = skill_md("demo", body(tag))
     sb = sandbox(files)
-    assert briefed(sb.run(start(sb, "briefed"), env=env(sb))) == {"demo": body(winner)}
+    assert briefed(sb.run(start(sb, "briefed", cli), env=env(sb))) == {"demo": body("first")}
+    shown = sb.doctor("--harness", cli, "--show", "briefed", env=env(sb))
+    assert "passes over" in shown.out and second.format(dir=folder, cli=cli).split("/", 1)[1] in shown.out, shown
+
+
+@pytest.mark.parametrize("where, tag", [
+    ("project/.claude/skills/x/deep/demo", "deep"),  # any depth
+    ("project/.opencode/skill/demo", "singular"),  # skill/ as well as skills/
+])
+def test_skill_roots(sandbox, where, tag):
+    sb = sandbox({"project/.opencode/agents/briefed.md": agent(["demo"]), where + "/SKILL.md": skill_md("demo", body(tag))})
+    assert briefed(sb.run(start(sb, "briefed"), env=env(sb))) == {"demo": body(tag)}
 
 
 def test_skill_named_by_frontmatter_not_folder(sandbox):

@@ -30,6 +30,9 @@ AGENTS = {
                                "  skills: [nope]\n---\nbody\n"),
     # Listed to every agent by name and description: nothing in them gives the phrase away.
     "{dir}/skills/demo-magic/SKILL.md": "---\nname: demo-magic\ndescription: A demo skill.\n---\n" + BODY,
+    # The same name where both CLIs look too, and rank lower (Kilo, measured) or take at random
+    # (OpenCode): briefing delivers the config folder's copy.
+    ".claude/skills/demo-magic/SKILL.md": "---\nname: demo-magic\ndescription: A decoy.\n---\nThe phrase is DECOY-PHRASE.\n",
     "{dir}/commands/sub-broken.md": "---\ndescription: sub\nagent: broken\nsubtask: true\n---\nTASK-FOR-broken $ARGUMENTS\n",
 }
 
@@ -130,6 +133,11 @@ def test_spawns(cli, plugin, tmp_path, serve):
     # The summarizer's request holds none of it.
     for req in summarizers:
         assert briefings(req.all_text) == 0 and MAGIC not in req.all_text, req.index
+    # Kilo lists the skill at the copy briefing delivered (OpenCode's listing varies run by run).
+    if cli == "kilo":
+        listed = re.search(r"<name>demo-magic</name>\s*<description>[^<]*</description>\s*<location>([^<]*)</location>",
+                           parents[0].system)
+        assert listed and os.path.dirname(listed.group(1)) == rebuilt.dirs["demo-magic"], parents[0].system[-3000:]
     # The control's turns carry no briefing at all.
     for req in server.log:
         if req.session == sessions["control"]:

@@ -7,7 +7,8 @@ decides nothing itself (docs/opencode.md, "The plugin's payloads"). This module
 is the rest: the project (the plugin's ``directory`` up to the git root), agents
 (``{agent,agents}/**/*.md`` in every config folder, the last folder wins, named
 by the file's path unless a ``name:`` key says otherwise), skills (by
-frontmatter ``name`` in the CLI's own roots, the last one found wins) and the
+frontmatter ``name`` in the CLI's own roots, in the order Kilo was measured to
+take them) and the
 one context a briefing travels in (``experimental.chat.system.transform``).
 
 ``CLIS`` holds what differs between the two CLIs (their folder names and
@@ -16,7 +17,7 @@ variables, read in each CLI's bundled source and measured; shared/facts/opencode
 """
 import os
 
-from ..files import display_path, is_dir, is_file, read_json, read_text, walk_files, warn
+from ..files import display_path, is_file, read_json, read_text, walk_files, warn
 from . import HARNESSES, Harness
 from ..lookup import first_usable, folders_to_git_root, index_by_name
 from ..names import dedupe, split_plugin_name
@@ -113,10 +114,16 @@ def agent_files(folder):
 
 
 def agent_index(machine, cli):
-    """{name: (file, frontmatter or error)} of the agent that wins each name, built once per payload."""
+    """{name: (file, frontmatter or error)} of the agent that wins each name, built once per payload.
+
+    Measured in both CLIs: the project's agent of a name wins over the user's (a later
+    config folder replaces an earlier one), and of two files in one folder that a
+    ``name:`` gives the same name, the first by path wins (``a-dup.md`` over ``z-dup.md``).
+    """
     def build():
         index = {}
         for folder in config_dirs(machine, cli):
+            here = set()  # names taken in this folder: its first file of a name wins (measured)
             for by_path, path in agent_files(folder):
                 try:
                     text = read_text(path)
@@ -128,11 +135,14 @@ def agent_index(machine, cli):
                 except ParseError as exc:
                     # Its name is unreadable too: the file's own stands for it, and a file that
                     # declares nothing stays silent.
-                    if may_spell(text, "briefing"):
+                    if may_spell(text, "briefing") and by_path not in here:
+                        here.add(by_path)
                         index[by_path] = (path, "cannot read frontmatter: %s" % exc)
                     continue
                 name = fm.name if isinstance(fm.name, str) and fm.name else by_path
-                index[name] = (path, fm)  # a later file, and a later folder, replaces an earlier one
+                if name not in here:
+                    here.add(name)
+                    index[name] = (path, fm)  # a later folder replaces an earlier one
         return index
     return machine.memo(("agent index", cli.key), build)
 
@@ -165,32 +175,32 @@ def agent_names(machine, cli):
 
 
 def skill_roots(machine, cli):
-    """(origin, folder, subfolders) of every skill root, in the CLI's discovery order: the last wins.
+    """(origin, folder) of every skill root, the one that wins a name first.
 
-    Read in opencode 1.18.33's ``Skill.discovery``: unless external skills are off,
-    ``~/.claude/skills`` (unless Claude Code's are off too) and ``~/.agents/skills``,
-    then the same two in every folder from the directory up to the worktree; then
-    ``{skill,skills}/`` of every config folder. Every ``SKILL.md`` at any depth, known
-    by its frontmatter ``name``; all are loaded, and a later duplicate replaces an
-    earlier one. Kilo's discovery has the same shape under its own folder names and
-    variables (``KILO_DISABLE_CLAUDE_CODE`` turns Claude Code's skills off too).
+    Measured on both CLIs with one name in two roots, for every pair of six roots:
+    Kilo 7.7.7 takes, every time, the config folders' ``skill/``/``skills/`` (the
+    project's before the user's ``~/.config/kilo``), then the project's ``.agents/skills``
+    and ``.claude/skills``, then the user's ``~/.agents/skills`` and ``~/.claude/skills``.
+    OpenCode 1.18.33 scans the same roots but loads every copy at once and keeps
+    whichever it finishes last, so its choice varies from run to run (the same pair
+    went both ways in four runs): briefing takes Kilo's order there too, and the doctor
+    names the other copy (``Skill.passed``). A skill is known by its frontmatter
+    ``name``, at any depth below a root. ``<CLI>_DISABLE_EXTERNAL_SKILLS`` leaves out
+    the ``.claude`` and ``.agents`` roots, ``<CLI>_DISABLE_CLAUDE_CODE_SKILLS`` (Kilo:
+    also ``KILO_DISABLE_CLAUDE_CODE``) the ``.claude`` ones.
     """
     roots = []
+    project = machine.project(cli.key).folders
+    for folder in reversed(config_dirs(machine, cli)):  # a later folder wins, as for agents
+        origin = "project" if any(os.path.dirname(folder) == f for f in project) else "user"
+        roots += [(origin, os.path.join(folder, sub)) for sub in ("skills", "skill")]
     if not env_on(machine, cli.env + "_DISABLE_EXTERNAL_SKILLS"):
         claude_off = env_on(machine, cli.env + "_DISABLE_CLAUDE_CODE_SKILLS") or (
             cli.key == "kilo" and env_on(machine, "KILO_DISABLE_CLAUDE_CODE"))
-        externals = ([] if claude_off else [".claude"]) + [".agents"]
+        externals = [".agents"] + ([] if claude_off else [".claude"])
+        roots += [("project", os.path.join(f, ext, "skills")) for f in project for ext in externals]
         roots += [("user", os.path.join(machine.home, ext, "skills")) for ext in externals]
-        roots += [("project", os.path.join(f, ext, "skills"))
-                  for f in machine.project(cli.key).folders for ext in externals]
-    for folder in config_dirs(machine, cli):
-        origin = "user" if not is_inside_project(machine, cli, folder) else "project"
-        roots += [(origin, os.path.join(folder, sub)) for sub in ("skill", "skills")]
     return roots
-
-
-def is_inside_project(machine, cli, folder):
-    return any(os.path.dirname(folder) == f for f in machine.project(cli.key).folders)
 
 
 def skill_name(text):
@@ -206,19 +216,26 @@ def skill_index(machine, root):
 
 
 def resolve_skill(machine, cli, name, source):
-    """A skill as the CLI finds it: by frontmatter name, the root found last first."""
+    """A skill as the CLI finds it: by frontmatter name, in ``skill_roots`` order."""
     plugin, skill = split_plugin_name(name)
     if skill is None or plugin is not None:
         return Skill(name, source, problem="not a valid skill name" if skill is None else (
             "%s has no plugin skills: name the skill alone" % cli.label))
+    copies = []
+    for origin, root in machine.live(("%s skill roots" % cli.key), lambda: skill_roots(machine, cli)):
+        copies += [(path, origin) for path in skill_index(machine, root).get(skill, ())]
+    found = first_usable(name, source, copies)
+    if found.path and not found.problem:
+        found.passed = [(display_path(path), CLI_DUPLICATES[cli.key]) for path, _ in copies if path != found.path][:1]
+    return found
 
-    def candidates():
-        for origin, root in reversed(machine.live(("%s skill roots" % cli.key), lambda: skill_roots(machine, cli))):
-            paths = skill_index(machine, root).get(skill, ())
-            for path in reversed(paths):  # within a root too, the one found last wins
-                yield path, origin
 
-    return first_usable(name, source, candidates())
+# What the doctor says of another copy of a skill's name (resolve_skill, skill_roots).
+CLI_DUPLICATES = {
+    "opencode": "a copy of the same name, and OpenCode loads every copy at once and keeps whichever it "
+                "finishes last, so a run may take that one instead (measured): keep one copy",
+    "kilo": "a copy of the same name in a root Kilo ranks lower",
+}
 
 
 def skill_places(cli, skill):
