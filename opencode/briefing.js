@@ -246,8 +246,9 @@ async function server(input, options) {
     "experimental.compaction.autocontinue": async (inp) => {
       if (inp && inp.sessionID) compacting.delete(inp.sessionID);
     },
-    event: async ({ event }) => {
-      const props = (event && event.properties) || {};
+    event: async (input) => {
+      const event = (input && input.event) || {};
+      const props = event.properties || {};
       if (event.type === "session.compacted" && props.sessionID) compacting.delete(props.sessionID);
       if (event.type === "session.deleted" && props.info) sessions.delete(props.info.id);
     },
