@@ -172,11 +172,14 @@ def handle_pre_tool_use(payload, part):
 def spawn_output(harness, briefing, tool_input, event):
     """What the guard prints for a spawn it lets through.
 
-    Nothing, where the briefing arrives at SubagentStart. Where the guard is
+    Nothing, where the briefing arrives at SubagentStart; the briefing itself
+    where the harness keeps it for the child (``guard_context``). Where the guard is
     also the delivery, the spawn's arguments whole, with the briefing in front
     of the original ``brief_field``: Gemini CLI *replaces* the arguments with
     ``tool_input`` and rejects a call that lacks one (facts/gemini-cli.md §13).
     """
+    if harness.guard_context:
+        return deliver(briefing, 1, event)  # the plugin keeps it for the child session
     if harness.brief_field is None:
         return None
     if briefing.unreadable:

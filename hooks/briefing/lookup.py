@@ -59,6 +59,19 @@ def relative_inside(rel):
     return norm
 
 
+def folders_to_git_root(folder):
+    """(``folder`` and each one above it up to the nearest with a ``.git``, whether one was found)."""
+    folders, current = [], folder
+    while True:
+        folders.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            return folders, True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folders, False
+        current = parent
+
+
 # -- agent lookup -------------------------------------------------------------
 
 def load_md_agent(path, name, harness):

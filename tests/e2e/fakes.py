@@ -219,14 +219,8 @@ class FakeServer:
 HOOK_PREFIX = "%s hook additional context: "
 
 
-class AnthropicRequest(Logged):
-    @property
-    def is_subagent(self):
-        return "x-claude-code-agent-id" in self.headers
-
-    @property
-    def agent_id(self):
-        return self.headers.get("x-claude-code-agent-id")
+class MessagesRequest(Logged):
+    """A request whose body holds ``messages`` and ``tools`` (Anthropic's, and chat completions)."""
 
     @property
     def messages(self):
@@ -235,6 +229,16 @@ class AnthropicRequest(Logged):
     @property
     def has_tools(self):
         return bool((self.body or {}).get("tools"))
+
+
+class AnthropicRequest(MessagesRequest):
+    @property
+    def is_subagent(self):
+        return "x-claude-code-agent-id" in self.headers
+
+    @property
+    def agent_id(self):
+        return self.headers.get("x-claude-code-agent-id")
 
     def message_text(self, index):
         """All text of messages[index] (content given as a string or as blocks)."""

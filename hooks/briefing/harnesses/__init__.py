@@ -1,7 +1,7 @@
 """The harnesses: the registry, and what detection needs to know of each one.
 
 Everything that differs for a harness lives in its own module here
-(``claude``, ``codex``, ``copilot``, ``gemini``), as one ``Harness`` called
+(``claude``, ``codex``, ``copilot``, ``gemini``, ``opencode`` and ``kilo``), as one ``Harness`` called
 ``HARNESS`` plus the discovery it names: its project, agents, skills, native
 preload, hooks-file checks. Nothing outside these modules branches on which
 harness it is.
@@ -73,6 +73,9 @@ class Harness(Record):
     trust_check     (machine) -> the doctor's check that the harness runs the hooks at all, or None
     deny            (reason) -> the guard's refusal in this harness's shape, or None for
                     PreToolUse's ``permissionDecision: deny``
+    guard_context   the guard's output for a spawn it lets through carries the briefing (or
+                    nothing), as SubagentStart would print it: the OpenCode/Kilo plugin keeps it
+                    for the child session, one hook process per spawn
     brief_field     the spawn tool's field the briefing goes in front of, where the guard is
                     also the delivery (Gemini CLI: ``prompt``); None: the guard never changes
                     the call, and the briefing arrives at SubagentStart
@@ -98,7 +101,7 @@ class Harness(Record):
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
                   hooks_check=None, trust_check=None, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
-                  flat_context=False, deny=None, brief_field=None, preflight_warns=False,
+                  flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
                   builtin_agents=frozenset(), default_agent=None, agent_names=None,
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
@@ -200,6 +203,17 @@ RECORDS = (
         env_markers=("GEMINI_SESSION_ID",), mimics=("claude",),
         transcript_root=lambda machine: machine.gemini_dir,
         transcript_mark="/.gemini/tmp/"),
+    # OpenCode and Kilo run no hook commands: briefing's plugin sends every payload, with a key
+    # naming the CLI it runs in (docs/opencode.md). Their task tool names the agent in
+    # subagent_type; Copilot's task tool is told apart by the sender.
+    Record(
+        "opencode", "OpenCode",
+        spawn_tools={"task": "subagent_type"},
+        payload_keys=("opencode_plugin",)),
+    Record(
+        "kilo", "Kilo",
+        spawn_tools={"task": "subagent_type"},
+        payload_keys=("kilo_plugin",)),
 )
 
 

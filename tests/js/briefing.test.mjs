@@ -1,0 +1,264 @@
+// The OpenCode/Kilo plugin (opencode/briefing.js), driven as the CLIs drive it, against the real
+// hook in a temporary project: node --test tests/js (scripts/test runs it).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import plugin from "../../opencode/briefing.js";
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const PLUGIN_DIR = join(REPO, "opencode");
+
+function project(files) {
+  const root = mkdtempSync(join(tmpdir(), "briefing-js-"));
+  const home = join(root, "home"), proj = join(root, "proj");
+  mkdirSync(join(proj, ".git"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  for (const [rel, text] of Object.entries(files)) {
+    const path = join(proj, rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  }
+  return { root, home, proj };
+}
+
+const AGENTS = {
+  ".opencode/agents/briefed.md": "---\ndescription: b\nmode: subagent\nbriefing:\n  skills: [demo-magic]\n---\nYou are briefed.\n",
+  ".opencode/agents/broken.md": "---\ndescription: x\nbriefing:\n  skills: [nope]\n---\nbody\n",
+  ".opencode/agents/plain.md": "---\ndescription: p\n---\nplain\n",
+  ".opencode/skills/demo-magic/SKILL.md": "---\nname: demo-magic\ndescription: d\n---\nMAGIC-PHRASE-42\n",
+};
+
+async function start(files, extra = {}) {
+  const p = project(files);
+  const messages = [];
+  let preflight;
+  const env = { ...process.env, HOME: p.home, XDG_CONFIG_HOME: join(p.home, ".config") };
+  delete env.KILO_PID;
+  delete env.OPENCODE_PID;
+  const hooks = await plugin.server(
+    { directory: p.proj, client: undefined },
+    { here: PLUGIN_DIR, env, onMessage: (level, message) => messages.push({ level, message }), onPreflight: (x) => (preflight = x), ...extra },
+  );
+  await preflight;
+  return { p, hooks, messages, cleanup: () => rmSync(p.root, { recursive: true, force: true }) };
+}
+
+// Runs ``fn`` with a started plugin, and removes the project after it.
+async function withPlugin(files, extra, fn) {
+  if (typeof extra === "function") [extra, fn] = [{}, extra];
+  const started = await start(files, extra);
+  try {
+    await fn(started);
+  } finally {
+    started.cleanup();
+  }
+}
+
+async function system(hooks, sessionID) {
+  const out = { system: ["agent prompt"] };
+  await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, out);
+  return out.system.slice(1);
+}
+
+test("the only export is the plugin ({id, server})", async () => {
+  const module = await import("../../opencode/briefing.js");
+  assert.deepEqual(Object.keys(module), ["default"]);
+  assert.equal(module.default.id, "briefing");
+  assert.equal(typeof module.default.server, "function");
+});
+
+test("the no-Python messages are hooks/briefing-python's, word for word", () => {
+  const js = readFileSync(join(PLUGIN_DIR, "briefing.js"), "utf8");
+  const sh = readFileSync(join(REPO, "hooks", "briefing-python"), "utf8");
+  for (const name of ["start_message", "spawn_message"]) {
+    const text = sh.match(new RegExp(`^${name}='([^']*)'`, "m"))[1];
+    assert.ok(js.includes(JSON.stringify(text)), `${name} differs`);
+  }
+});
+
+test("a guarded spawn: one hook process, the briefing in every request of the child, whole", async () => {
+  await withPlugin(AGENTS, async ({ hooks, messages }) => {
+  const args = { subagent_type: "briefed", description: "d", prompt: "go" };
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_1" }, { args });
+  await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+  const first = await system(hooks, "C");
+  assert.equal(first.length, 1);
+  assert.match(first[0], /^<briefing agent="briefed"/);
+  assert.ok(first[0].includes("MAGIC-PHRASE-42"));
+  assert.deepEqual(await system(hooks, "C"), first, "every request carries it again");
+  assert.deepEqual(await system(hooks, "P"), [], "the parent gets nothing");
+  assert.ok(messages.some((m) => m.message.startsWith("briefing: briefed")), JSON.stringify(messages));
+  });
+});
+
+test("a missing skill: the task call throws briefing's reason, and no briefing is kept", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await assert.rejects(
+    hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_2" }, { args: { subagent_type: "broken", prompt: "x" } }),
+    (error) => error.message.startsWith("briefing: agent 'broken' references unknown skill(s): nope"),
+  );
+  });
+});
+
+test("a subtask (command or @mention) is not refused at the call: its child gets the abort instruction", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "x" }] });
+  // The task call has a part id of its own (measured): the agent and prompt tell it apart.
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "prt_2" }, { args: { subagent_type: "broken", prompt: "x", command: "c" } });
+  await hooks["chat.message"]({ sessionID: "C2", agent: "broken" }, { message: {}, parts: [] });
+  const [abort] = await system(hooks, "C2");
+  assert.match(abort, /status="abort"/);
+  assert.match(abort, /STOP\. Do not attempt the task/);
+  assert.ok(!abort.includes("<skill"));
+  });
+});
+
+test("an unguarded child (an @agent mention) is resolved at its chat.message", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "C3", agent: "briefed" }, { message: {}, parts: [] });
+  const [briefing] = await system(hooks, "C3");
+  assert.ok(briefing.includes("MAGIC-PHRASE-42"));
+  });
+});
+
+test("compaction: the summarizer's request gets nothing, the next request the briefing again, once", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+  const before = await system(hooks, "C");
+  await hooks["experimental.session.compacting"]({ sessionID: "C" }, { context: [] });
+  assert.deepEqual(await system(hooks, "C"), [], "the summarizer's request");
+  await hooks["experimental.compaction.autocontinue"]({ sessionID: "C", agent: "briefed" }, { enabled: true });
+  await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "C" } } });
+  assert.deepEqual(await system(hooks, "C"), before, "after the compaction");
+  // Without autocontinue (a manual compaction): the event ends it as well.
+  await hooks["experimental.session.compacting"]({ sessionID: "C" }, { context: [] });
+  await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "C" } } });
+  assert.deepEqual(await system(hooks, "C"), before);
+  });
+});
+
+test("chat.params removes the briefing declaration from the provider options", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  const out = { options: { briefing: { skills: ["demo-magic"] }, reasoningEffort: "low" } };
+  await hooks["chat.params"]({ sessionID: "C", agent: "briefed" }, out);
+  assert.deepEqual(out.options, { reasoningEffort: "low" });
+  });
+});
+
+test("an agent that declares nothing: no briefing, and its session is not asked about again", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "plain", prompt: "x" } });
+  await hooks["chat.message"]({ sessionID: "C", agent: "plain" }, { message: {}, parts: [] });
+  assert.deepEqual(await system(hooks, "C"), []);
+  });
+});
+
+test("the pre-flight goes to the log", async () => {
+  await withPlugin(AGENTS, async ({ messages }) => {
+  const line = messages.find((m) => m.message.startsWith("briefing pre-flight"));
+  assert.ok(line, JSON.stringify(messages));
+  assert.equal(line.level, "warn");
+  assert.match(line.message, /OpenCode agent 'broken'/);
+  });
+});
+
+test("Kilo: the payload names Kilo, which reads .kilo/", async () => {
+  const files = {};
+  for (const [rel, text] of Object.entries(AGENTS)) files[rel.replace(".opencode/", ".kilo/")] = text;
+  await withPlugin(files, { cli: "kilo" }, async ({ hooks, messages }) => {
+  assert.match(messages.find((m) => m.message.startsWith("briefing pre-flight")).message, /Kilo agent 'broken'/);
+  await hooks["chat.message"]({ sessionID: "K", agent: "briefed" }, { message: {}, parts: [] });
+  assert.ok((await system(hooks, "K"))[0].includes("MAGIC-PHRASE-42"));
+  });
+});
+
+test("no Python 3.8+: the spawn goes on, and the fallback's message says why", async () => {
+  const bin = mkdtempSync(join(tmpdir(), "briefing-nopy-"));
+  try {
+    await withPlugin(AGENTS, { env: { PATH: bin, HOME: bin } }, async ({ hooks, messages }) => {
+      assert.ok(messages.some((m) => m.message.startsWith("briefing is not running: no Python 3.8")), JSON.stringify(messages));
+      await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "broken", prompt: "x" } });
+      await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+      assert.ok(messages.some((m) => m.message.startsWith("briefing did not check or brief this agent")));
+    });
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test("a python3 older than 3.8 is passed over for the next interpreter", async () => {
+  const bin = mkdtempSync(join(tmpdir(), "briefing-oldpy-"));
+  try {
+    // python3 here is a stand-in that fails like an old interpreter; python is the real one.
+    writeFileSync(join(bin, "python3"), "#!/bin/sh\nexit 1\n");
+    chmodSync(join(bin, "python3"), 0o755);
+    const real = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
+    writeFileSync(join(bin, "python"), `#!/bin/sh\nexec ${real} "$@"\n`);
+    chmodSync(join(bin, "python"), 0o755);
+    await withPlugin(AGENTS, { env: { ...process.env, PATH: `${bin}:/usr/bin:/bin`, HOME: bin } }, async ({ hooks }) => {
+      await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+      assert.ok((await system(hooks, "C"))[0].includes("MAGIC-PHRASE-42"));
+    });
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test("the guard's answer is the child's only while it is fresh; an old one is asked again", async () => {
+  let clock = 1000;
+  await withPlugin(AGENTS, { now: () => clock }, async ({ p, hooks }) => {
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c1" }, { args: { subagent_type: "briefed", prompt: "x" } });
+  // The skill changes after a task call whose child never started.
+  writeFileSync(join(p.proj, ".opencode/skills/demo-magic/SKILL.md"), "---\nname: demo-magic\ndescription: d\n---\nNEW-PHRASE-7\n");
+  clock += 61 * 1000;
+  await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+  const [briefing] = await system(hooks, "C");
+  assert.ok(briefing.includes("NEW-PHRASE-7") && !briefing.includes("MAGIC-PHRASE-42"));
+  });
+});
+
+test("a model's task call is refused even when a subtask of the same agent is pending with another prompt", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "broken", prompt: "one" }] });
+  await assert.rejects(
+    hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "call_9" }, { args: { subagent_type: "broken", prompt: "other" } }),
+    /references unknown skill\(s\): nope/,
+  );
+  });
+});
+
+test("an instance that never saw a session's chat.message adds nothing (Kilo's title instance)", async () => {
+  await withPlugin(AGENTS, async ({ hooks }) => {
+  await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "briefed", prompt: "x" } });
+  assert.deepEqual(await system(hooks, "P"), []);
+  assert.deepEqual(await system(hooks, "unknown-session"), []);
+  });
+});
+
+test("the pre-flight toast is shown at start and again at the first message (the TUI attaches late)", async () => {
+  const toasts = [], logs = [];
+  const client = {
+    app: { log: async ({ body }) => logs.push(body) },
+    tui: { showToast: async ({ body }) => toasts.push(body) },
+  };
+  const p = project(AGENTS);
+  try {
+    let preflight;
+    const env = { ...process.env, HOME: p.home, XDG_CONFIG_HOME: join(p.home, ".config") };
+    const hooks = await plugin.server({ directory: p.proj, client }, { here: PLUGIN_DIR, env, headless: false, onPreflight: (x) => (preflight = x) });
+    await preflight;
+    assert.equal(toasts.length, 1);
+    assert.match(toasts[0].message, /^briefing pre-flight/);
+    assert.equal(toasts[0].variant, "warning");
+    assert.ok(logs.some((b) => b.service === "briefing" && b.level === "warn" && /pre-flight/.test(b.message)));
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [] });
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [] });
+    assert.equal(toasts.length, 2, "once more, at the first message only");
+  } finally {
+    rmSync(p.root, { recursive: true, force: true });
+  }
+});
