@@ -515,6 +515,54 @@ def test_copilot_the_task_tool_still_meets_the_guard(sandbox):
     assert result.decision == "deny" and "ghost" in result.reason
 
 
+def at(t):
+    """An ISO timestamp ``t`` seconds after the compaction of the generated timelines below."""
+    return stamp(-t)
+
+
+def test_copilot_generated_timelines_never_lose_the_delivery(sandbox):
+    """Property (issue 36, item 3), over generated timelines of one agent's tool calls after a
+    compaction completed at t = 0: Copilot stamps each call's payload, records its hook.start 2
+    to 31 ms later, and the hook reads the file after a delay (0 to 20 s: a loaded machine) and
+    sees only what Copilot had written by then (everything older than a lag of 0.02 to 0.3 s,
+    under COPILOT_SETTLE). Then the first run that sees the compaction delivers, whatever the
+    timing, and no run delivers after an earlier run that surely saw it."""
+    import importlib
+    import random
+    from conftest import hook_package
+    hook_package()
+    COPILOT_SETTLE = importlib.import_module("briefing.harnesses.copilot").COPILOT_SETTLE
+    sb = sandbox(COPILOT)
+    spawned = SPAWNED(copilot_briefing(sb))
+    rng = random.Random(36)
+    for case in range(40):
+        calls, t = [], rng.choice([0.005, 0.02, 0.3, 1.2, 5.0]) * rng.random()
+        for k in range(rng.randint(1, 5)):
+            stamped = t
+            recorded = stamped + rng.uniform(0.002, 0.031)
+            read = recorded + rng.choice([0.01, 0.05, 0.2, 1.5, 20]) * rng.random()
+            lag = rng.uniform(0.02, 0.3)
+            calls.append((stamped, recorded, read - lag))
+            t = read + rng.uniform(0.005, 2.0)  # the next call comes after this one's hook ran
+        delivered, sure = [], []
+        for k, (stamped, recorded, seen_until) in enumerate(calls):
+            events = [(-30, start(ago=0)), (0, complete(ago=0))]
+            events += [(r, tool(args={"command": "call %d" % j}, ago=0)) for j, (_, r, _) in enumerate(calls)]
+            visible = "".join(line.replace(stamp(0), at(when)) for when, line in sorted(events, key=lambda e: e[0])
+                              if when <= seen_until)
+            sb.write({EVENTS: ev("session.start", {}, None, 60) + spawned + visible})
+            payload = copilot_call(sb, tool_input={"command": "call %d" % k}, timestamp=at(stamped))
+            result = sb.run(payload, env=sb.copilot_env())
+            sees = seen_until >= 0
+            delivered.append(result.flat_context is not None)
+            assert not delivered[-1] or sees, (case, k, calls)
+            if sees and not any(delivered[:-1]):
+                assert delivered[-1], ("the first run that sees the compaction must deliver", case, k, calls)
+            if any(sure):
+                assert not delivered[-1], ("delivered after a run that surely did", case, k, calls)
+            sure.append(delivered[-1] and recorded >= COPILOT_SETTLE)
+
+
 def test_copilot_once_per_compaction_as_the_events_record_it(sandbox):
     """Each call's preToolUse run is recorded before the hook runs: the first call after the
     compaction delivers, the next ones find that run and print nothing; the next compaction
