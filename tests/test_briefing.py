@@ -14,7 +14,6 @@ import json
 import os
 import random
 import re
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -1220,11 +1219,12 @@ def run_command(sb, command, payload):
 
 @pytest.mark.parametrize("event", ["SubagentStart", "SessionStart"])
 def test_parts_are_registered_in_order(event):
+    from hook_commands import first_attempt
     handlers = registered(event)
     assert len(handlers) == PARTS
     for i, (matcher, h) in enumerate(handlers, 1):
         assert matcher in (None, "", "*"), matcher
-        assert shlex.split(h["command"])[-2:] == ["--part", str(i)], h["command"]
+        assert first_attempt(h["command"])[-2:] == ["--part", str(i)], h["command"]
         assert h.get("additionalContextLimit") == 0, h
 
 

@@ -19,6 +19,7 @@ with ``framing.rebuild``.
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -311,10 +312,14 @@ COPILOT = dict(skills("project/.github/skills/%s/SKILL.md"), **{
 EVENTS = "home/.copilot/session-state/%s/events.jsonl" % SID
 
 
+# The records' clock: "now" is when the hook reads them. The hook itself reads no clock (issue 36),
+# so one fixed instant keeps every row's order exact, however long a run takes.
+NOW = time.time()
+
+
 def stamp(ago):
-    """An ISO timestamp ``ago`` seconds before now, as Copilot writes them."""
-    import time
-    t = time.time() - ago
+    """An ISO timestamp ``ago`` seconds before NOW, as Copilot writes them."""
+    t = NOW - ago
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % int((t % 1) * 1000)
 
 
@@ -356,11 +361,12 @@ def tool(agent=AID, name="bash", args=None, ago=10):
             + ev("tool.execution_complete", {"success": True}, agent, ago))
 
 
-def own(agent=AID):
-    """The preToolUse run of the call being made now, should Copilot have written it already."""
+def own(agent=AID, ago=0):
+    """The preToolUse run of the call being made now, should Copilot have written it already:
+    ``ago`` seconds old when the hook reads the file (its hook started that late)."""
     return ev("hook.start", {"hookInvocationId": "now", "hookType": "preToolUse", "input": {
         "sessionId": agent or SID, "toolCalls": [{"id": "toolu_9", "name": "bash", "args": {"command": "ls"}}]}},
-        agent, 0)
+        agent, ago)
 
 
 def copilot_briefing(sb, name="reviewer"):
@@ -368,7 +374,12 @@ def copilot_briefing(sb, name="reviewer"):
     return sb.run(spawn, env=sb.copilot_env()).flat_context
 
 
-def copilot_call(sb, name="reviewer", tool_name="Bash", **fields):
+# Copilot stamps a payload, then records the run's hook.start: 2 to 31 ms later (measured).
+STAMPED_BEFORE_ITS_RECORD = 0.003
+
+
+def copilot_call(sb, name="reviewer", tool_name="Bash", started=0, **fields):
+    """A tool call's PreToolUse payload, made ``started`` seconds before its hook reads the records."""
     if name is not None:
         fields.setdefault("agent_id", AID)
         fields.setdefault("agent_type", name)
@@ -377,22 +388,23 @@ def copilot_call(sb, name="reviewer", tool_name="Bash", **fields):
     else:
         fields.setdefault("session_id", SID)
     fields.setdefault("tool_input", {"command": "ls"})
+    fields.setdefault("timestamp", stamp(started + STAMPED_BEFORE_ITS_RECORD))
     return sb.payload("PreToolUse", "copilot", tool_name=tool_name, **fields)
 
 
 SPAWNED = lambda b: hook_end(b, hook="subagentStart")  # noqa: E731
 
-# Times in seconds before the call: the run that brings the briefing back is the first one
-# COPILOT_SETTLE (1) second or more after the compaction completed.
+# Times in seconds before the hook reads the records. A run delivers when it sees the compaction
+# and no earlier run of the agent started COPILOT_SETTLE (1) second or more after it completed.
 COPILOT_ROWS = [
     ("no compaction", lambda b: SPAWNED(b) + tool() + own(), False),
     ("compaction complete", lambda b: SPAWNED(b) + tool(ago=40) + start() + tool(ago=25) + complete() + own(), True),
     ("this call not recorded yet", lambda b: SPAWNED(b) + start() + complete(), True),
-    ("just completed: a later call brings it", lambda b: start(ago=5) + complete(ago=0.3) + own(), False),
     ("compaction still running", lambda b: SPAWNED(b) + start() + tool() + own(), False),
     ("compaction failed", lambda b: SPAWNED(b) + start() + complete(success=False) + own(), False),
     ("a tool call since the mark: it delivered", lambda b: start() + complete() + tool(ago=10) + own(), False),
-    ("a tool call right after it completed did not", lambda b: start() + complete() + tool(ago=19.5) + own(), True),
+    ("a tool call right after it completed may not have seen it",
+     lambda b: start() + complete() + tool(ago=19.5) + own(), True),
     ("a tool call while it ran did not", lambda b: start() + tool(ago=25) + complete() + own(), True),
     ("only the task tool since: the guard's", lambda b: start() + complete() + tool(name="task") + own(), True),
     ("another agent compacted", lambda b: start(agent="other") + complete(agent="other") + own(), False),
@@ -401,6 +413,26 @@ COPILOT_ROWS = [
      + start("c2") + complete("c2") + own(), True),
     ("another agent's tool call since", lambda b: start() + complete() + tool(agent="other") + own(), True),
     ("the main session's tool call since", lambda b: start() + complete() + tool(agent=None) + own(), True),
+]
+
+# Issue 36, item 3. (b) Tool calls right after the compaction: the first run that sees it delivers,
+# however soon (Copilot 1.0.102 made two calls after one and delivered in neither, under the old
+# one-second settle rule). (a) A hook that starts late after its own hook.start was recorded
+# (a loaded machine; PowerShell probing interpreters) must not take that record for an earlier
+# delivery: the payload's timestamp says which records came before this call.
+COPILOT_TIMING_ROWS = [
+    ("this call 0.02 s after the compaction", 0, lambda b: start(ago=2) + complete(ago=0.02), True),
+    ("this call 0.3 s after it, the one before at 0.02 s", 0,
+     lambda b: start(ago=2) + complete(ago=0.3) + tool(ago=0.28) + own(), True),
+    ("the hook starts 0.2 s after its record", 0.2, lambda b: start(ago=30) + complete(ago=20) + own(ago=0.2), True),
+    ("the hook starts 1.5 s after its record", 1.5, lambda b: start(ago=30) + complete(ago=20) + own(ago=1.5), True),
+    ("the hook starts 20 s after its record", 20, lambda b: start(ago=30) + complete(ago=25) + own(ago=20), True),
+    ("late, and the compaction just before its call", 20,
+     lambda b: start(ago=30) + complete(ago=20.1) + own(ago=20), True),
+    ("late, and a run surely after the compaction before it", 20,
+     lambda b: start(ago=40) + complete(ago=30) + tool(ago=25) + own(ago=20), False),
+    ("late, and calls made after it recorded meanwhile", 20,
+     lambda b: start(ago=30) + complete(ago=25) + own(ago=20) + tool(ago=10) + tool(ago=5), True),
 ]
 
 
@@ -416,6 +448,38 @@ def test_copilot_events_decide(sandbox, row, records, again):
     assert set(got.skills) == {"alpha", "beta", "gamma"} and got.agent == "reviewer"
     assert "hookSpecificOutput" not in result.data
     assert result.system_message.endswith(AGAIN)
+
+
+@pytest.mark.parametrize("row, started, records, again", COPILOT_TIMING_ROWS, ids=[r[0] for r in COPILOT_TIMING_ROWS])
+def test_copilot_timing_never_loses_the_delivery(sandbox, row, started, records, again):
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: ev("session.start", {}, None) + records(copilot_briefing(sb))})
+    result = sb.run(copilot_call(sb, started=started), env=sb.copilot_env())
+    if not again:
+        return none(result)
+    assert set(rebuild([result.flat_context]).skills) == {"alpha", "beta", "gamma"}
+
+
+COPILOT_STAMPS = [
+    # (row, the payload's timestamp given its call was made ``ago`` seconds before the hook reads)
+    ("Copilot's own epoch milliseconds", lambda ago: int((NOW - ago) * 1000)),
+    ("no timestamp", lambda ago: None),
+    ("an unreadable timestamp", lambda ago: "not a time"),
+]
+
+
+@pytest.mark.parametrize("row, stamped", COPILOT_STAMPS, ids=[r[0] for r in COPILOT_STAMPS])
+def test_copilot_payload_without_an_iso_timestamp(sandbox, row, stamped):
+    """A hook started 20 s after its record. Copilot's own payloads stamp epoch milliseconds;
+    without a readable stamp, a record of a call with this call's arguments is taken for this
+    run's own (a second copy at worst, never none)."""
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: SPAWNED(copilot_briefing(sb)) + start(ago=30) + complete(ago=25) + own(ago=20)})
+    this = copilot_call(sb, timestamp=stamped(20.003))
+    assert set(rebuild([sb.run(this, env=sb.copilot_env()).flat_context]).skills) == {"alpha", "beta", "gamma"}
+    # A later call, other arguments: that record is an earlier run, 5 s after the compaction.
+    later = copilot_call(sb, tool_input={"command": "pwd"}, timestamp=stamped(10))
+    none(sb.run(later, env=sb.copilot_env()))
 
 
 COPILOT_QUIET = [
@@ -451,6 +515,54 @@ def test_copilot_the_task_tool_still_meets_the_guard(sandbox):
     assert result.decision == "deny" and "ghost" in result.reason
 
 
+def at(t):
+    """An ISO timestamp ``t`` seconds after the compaction of the generated timelines below."""
+    return stamp(-t)
+
+
+def test_copilot_generated_timelines_never_lose_the_delivery(sandbox):
+    """Property (issue 36, item 3), over generated timelines of one agent's tool calls after a
+    compaction completed at t = 0: Copilot stamps each call's payload, records its hook.start 2
+    to 31 ms later, and the hook reads the file after a delay (0 to 20 s: a loaded machine) and
+    sees only what Copilot had written by then (everything older than a lag of 0.02 to 0.3 s,
+    under COPILOT_SETTLE). Then the first run that sees the compaction delivers, whatever the
+    timing, and no run delivers after an earlier run that surely saw it."""
+    import importlib
+    import random
+    from conftest import hook_package
+    hook_package()
+    COPILOT_SETTLE = importlib.import_module("briefing.harnesses.copilot").COPILOT_SETTLE
+    sb = sandbox(COPILOT)
+    spawned = SPAWNED(copilot_briefing(sb))
+    rng = random.Random(36)
+    for case in range(40):
+        calls, t = [], rng.choice([0.005, 0.02, 0.3, 1.2, 5.0]) * rng.random()
+        for k in range(rng.randint(1, 5)):
+            stamped = t
+            recorded = stamped + rng.uniform(0.002, 0.031)
+            read = recorded + rng.choice([0.01, 0.05, 0.2, 1.5, 20]) * rng.random()
+            lag = rng.uniform(0.02, 0.3)
+            calls.append((stamped, recorded, read - lag))
+            t = read + rng.uniform(0.005, 2.0)  # the next call comes after this one's hook ran
+        delivered, sure = [], []
+        for k, (stamped, recorded, seen_until) in enumerate(calls):
+            events = [(-30, start(ago=0)), (0, complete(ago=0))]
+            events += [(r, tool(args={"command": "call %d" % j}, ago=0)) for j, (_, r, _) in enumerate(calls)]
+            visible = "".join(line.replace(stamp(0), at(when)) for when, line in sorted(events, key=lambda e: e[0])
+                              if when <= seen_until)
+            sb.write({EVENTS: ev("session.start", {}, None, 60) + spawned + visible})
+            payload = copilot_call(sb, tool_input={"command": "call %d" % k}, timestamp=at(stamped))
+            result = sb.run(payload, env=sb.copilot_env())
+            sees = seen_until >= 0
+            delivered.append(result.flat_context is not None)
+            assert not delivered[-1] or sees, (case, k, calls)
+            if sees and not any(delivered[:-1]):
+                assert delivered[-1], ("the first run that sees the compaction must deliver", case, k, calls)
+            if any(sure):
+                assert not delivered[-1], ("delivered after a run that surely did", case, k, calls)
+            sure.append(delivered[-1] and recorded >= COPILOT_SETTLE)
+
+
 def test_copilot_once_per_compaction_as_the_events_record_it(sandbox):
     """Each call's preToolUse run is recorded before the hook runs: the first call after the
     compaction delivers, the next ones find that run and print nothing; the next compaction
@@ -459,12 +571,13 @@ def test_copilot_once_per_compaction_as_the_events_record_it(sandbox):
     records = SPAWNED(copilot_briefing(sb)) + start(ago=40) + tool(ago=35) + complete(ago=30)
     seen = []
     for step in range(4):
+        at = 8 - 2 * step  # seconds ago: this call's record
         if step == 3:
-            records += start("c2", ago=20) + complete("c2", ago=10)
+            records += start("c2", ago=at + 1.5) + complete("c2", ago=at + 1)
         args = {"command": "step %d" % step}
-        records += tool(args=args, ago=0)
+        records += tool(args=args, ago=at)
         sb.write({EVENTS: records})
-        result = sb.run(copilot_call(sb, tool_input=args), env=sb.copilot_env())
+        result = sb.run(copilot_call(sb, tool_input=args, started=at), env=sb.copilot_env())
         seen.append(result.flat_context is not None)
     assert seen == [True, False, False, True]
 

@@ -56,8 +56,32 @@ STANDINS = {
                    'case "$*" in *briefing-preload*) echo "the hook failed" >&2; exit 1;; esac\nexec "%s" "$@"\n'
                    % (LOG_VAR, HOOK_PYTHON)),
 }
+
+
+def old_pythons():
+    """{version: path} of the interpreters older than 3.8 found here (pyenv's, or on PATH): a
+    python3 that runs the hook's script but not its package (issue 36, item 6)."""
+    found = {}
+    for version in ("3.7", "3.6", "2.7"):
+        names = sorted(Path.home().glob(".pyenv/versions/%s.*/bin/python%s" % (version, version)))
+        names.append(shutil.which("python" + version))
+        for name in names:
+            # A pyenv shim is no interpreter: on a PATH of stand-ins it finds nothing to run.
+            if name and Path(name).is_file() and "shims" not in Path(name).parts:
+                found[version] = str(name)
+                break
+    return found
+
+
+OLD = old_pythons()
+for _version, _path in OLD.items():
+    STANDINS["old-" + _version] = '#!/bin/sh\necho "${0##*/} $*" >> "$%s"\nexec "%s" "$@"\n' % (LOG_VAR, _path)
+OLD_MACHINES = {"python3 is Python %s, python works" % v: ({"python3": "old-" + v, "python": "real"}, "python")
+                for v in OLD}
+OLD_MACHINES.update({"python3 is Python %s, nothing newer" % v: ({"python3": "old-" + v}, None) for v in OLD})
+
 # name -> ({command: stand-in}, the interpreter words that run the hook, or None for no Python)
-MACHINES = {
+MACHINES = dict(OLD_MACHINES, **{
     "python3 works": ({"python3": "real", "python": "real"}, "python3"),
     "python3 is the Store alias, python works": ({"python3": "store-alias", "python": "real"}, "python"),
     "python3 is the Store alias, py -3 works": ({"python3": "store-alias", "py": "py-launcher"}, "py -3"),
@@ -67,7 +91,7 @@ MACHINES = {
     "only the Store alias": ({"python3": "store-alias", "python": "store-alias"}, None),
     "Python 2 only": ({"python": "python2"}, None),
     "no Python at all": ({}, None),
-}
+})
 
 
 @pytest.fixture(scope="module")
@@ -332,3 +356,59 @@ def test_messages_are_json_safe_and_say_what_to_install():
     for message in (START, SPAWN):
         assert not set(message) & set('"\\\'%') and message.isprintable(), message
         assert "Python 3.8" in message and "python3" in message
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Issue 36, item 6: a python3 older than 3.8 runs the entry script, which must not run the package.
+
+needs_old = pytest.mark.skipif(not OLD, reason="no Python older than 3.8 here (pyenv 3.6/3.7 or python2.7)")
+
+
+@needs_old
+@pytest.mark.parametrize("version", sorted(OLD))
+@pytest.mark.parametrize("args", [(), ("--part", "3")])
+def test_an_old_python_hands_the_hook_over_untouched(sandbox, tmp_path, version, args):
+    """Hook mode on 3.6, 3.7 (and 2.7 without -I): exit 3 before the package is imported, print
+    nothing, and leave stdin unread for the interpreter the fallback chooses."""
+    sb, _, _, env = setup(sandbox, "claude")
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps(sb.guard("broken")))
+    flags = ["-S", "-B"] if version == "2.7" else ["-I", "-S", "-B"]
+    with payload.open("rb") as stdin:
+        proc = subprocess.run([OLD[version]] + flags + [str(REPO / "hooks" / "briefing-preload")] + list(args),
+                              stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+        unread = stdin.tell() == 0  # the file's offset, which the child shares
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"", b""), proc
+    assert unread
+
+
+@needs_old
+@pytest.mark.parametrize("version", sorted(v for v in OLD if v != "2.7"))
+def test_the_doctor_on_an_old_python_chooses_as_the_hooks_do(sandbox, tmp_path, version):
+    """bin/briefing-doctor started by an old python3 runs under the interpreter the hook commands
+    would choose (python here), so it says what the spawn path does; with none newer, it says so.
+    ``briefing-preload doctor`` on an old Python says so too."""
+    sb, _, _, env = setup(sandbox, "claude")
+    argv = [str(REPO / "bin" / "briefing-doctor"), "--harness", "claude", "--cwd", str(sb.project)]
+    expected = subprocess.run([HOOK_PYTHON] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=env, cwd=str(sb.project), timeout=120)
+    assert expected.returncode == 1 and b"ghost-skill" in expected.stdout, expected
+    for standins, works in (({"python3": "old-" + version, "python": "real"}, True),
+                            ({"python3": "old-" + version}, False)):
+        machine = Machine(tmp_path / ("machine-%s" % works), standins)
+        proc = subprocess.run(["python3"] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=dict(env, PATH=str(machine.bin), **{LOG_VAR: str(machine.log)}),
+                              cwd=str(sb.project), timeout=120)
+        assert b"Traceback" not in proc.stderr, proc
+        if works:
+            assert (proc.returncode, proc.stdout) == (expected.returncode, expected.stdout), proc
+            assert [c.split()[0] for c in machine.calls()][-1] == "python", machine.calls()
+        else:
+            assert proc.returncode == 1 and proc.stdout == b"", proc
+            message = proc.stderr.decode()
+            assert "needs Python 3.8 or newer; this is Python %s" % version in message, message
+            assert "none of python3, python and py -3" in message and "Install Python 3.8+" in message
+    proc = subprocess.run([OLD[version], "-I", "-S", "-B", str(REPO / "hooks" / "briefing-preload"), "doctor"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == b"", proc
+    assert b"briefing needs Python 3.8 or newer; this is Python " + version.encode() in proc.stderr, proc

@@ -315,7 +315,8 @@ def handle_after_compaction(payload, part):
     harness without records to decide from, no compaction since the last delivery
     (``Harness.compacted``, read off the end of the harness's own records), and only
     then an agent that declares nothing. Once delivered, the records show it, so the
-    next call prints nothing: exactly once per compaction.
+    next call prints nothing: once per compaction (Copilot CLI: at least once, see
+    harnesses/copilot.py).
     """
     if part != 1:
         return None

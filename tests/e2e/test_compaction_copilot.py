@@ -6,10 +6,13 @@ snapshot, and applies the summary when it completes; the agent keeps working mea
 The compaction drops every hook context (and a subagent's ``<skill-context>`` preload).
 No event fires into the agent then; its next tool call runs PreToolUse, and briefing,
 seeing in the session's events.jsonl that the agent compacted after its last delivery,
-delivers it there, once: it reaches the request after that call. Copilot writes
-events.jsonl behind time, so that is the first call at least 1 s after the compaction
-completed (COPILOT_SETTLE in harnesses/copilot.py): with this fake, which answers at once,
-the second call after the summary is applied, because the first of them lasts 1.5 s.
+delivers it there: it reaches the request after that call. Copilot writes events.jsonl
+behind time (a debounced writer), so with this fake, which answers at once and runs every
+tool call at once, the first call after the compaction, made 0.02 s after it, does not see
+it yet, and the second does (issue 36: under the old one-second settle rule neither of two
+such calls delivered). A run that saw the compaction within a second of it is not certain
+(COPILOT_SETTLE in harnesses/copilot.py), so calls within that second may each bring a copy:
+the tests require one at least, whole, at the first or second call, and print how many.
 
 ``copilot --agent NAME -p`` runs the main session as that agent: briefing finds it on
 Copilot's command line, briefs it at sessionStart, and again after it compacts.
@@ -18,7 +21,7 @@ import json
 
 import pytest
 
-from compaction_kit import BIG, Counter, UsageCopilot, exactly_once, none_of
+from compaction_kit import BIG, Counter, UsageCopilot, count_in, exactly_once, none_of
 from copilot_runner import Copilot, task
 from fakes import tool_use
 from kit import BRIEFED, Skill, assert_briefing, markers_of, ok, verdict
@@ -53,8 +56,10 @@ def machine(clis, copilot_cache, tmp_path, serve):
 
 def working(markers, calls=6, compact_at=2, main=False, agent="reviewer"):
     """The worker (a subagent the parent delegates to ``agent``, or with ``main`` the session
-    itself) runs ``calls`` bash steps, the reply with step ``compact_at`` reporting a prompt big
-    enough to compact, then reports what it sees."""
+    itself) runs ``calls`` bash steps, each at once, the reply with step ``compact_at`` reporting
+    a prompt big enough to compact, then reports what it sees. Copilot applies the compaction
+    before the request after step ``compact_at + 1``: the steps after that are the tool calls
+    made immediately after the compaction."""
     counter = Counter()
 
     def script(r):
@@ -67,12 +72,7 @@ def working(markers, calls=6, compact_at=2, main=False, agent="reviewer"):
             if n <= calls:
                 if n == compact_at:
                     r.usage = BIG
-                # Copilot applies the compaction before the request after step compact_at + 1;
-                # the step after that lasts past COPILOT_SETTLE (1 s), so the call after it is
-                # the one that brings the briefing back (with a fake that answers at once).
-                pause = 1.5 if n == compact_at + 2 else 0.3
-                return [tool_use("bash", {"command": "sleep %s; echo step-%d" % (pause, n),
-                                          "description": "step %d" % n})]
+                return [tool_use("bash", {"command": "echo step-%d" % n, "description": "step %d" % n})]
             return "Report: " + verdict(r.all_text, markers)
         if not r.tool_results():
             return [task(agent)]
@@ -99,6 +99,23 @@ def briefings(request):
     return [m.group(0) for m in BRIEFING.finditer(request.all_text)]
 
 
+def brought_back(after, markers):
+    """The index of the first request after the compaction that holds every body, checked to
+    hold them from there on (at least once each; a second copy is allowed, none is not), and
+    the copies each of those requests holds."""
+    got = [all(n >= 1 for n in count_in(r, markers).values()) for r in after]
+    assert True in got, [count_in(r, markers) for r in after]
+    k = got.index(True)
+    assert all(got[k:]), got
+    # The first request with it: at the first or the second tool call after the compaction was
+    # applied (after[0] is the request that made the first one, after[1] the one after it).
+    assert k in (1, 2), (k, [count_in(r, markers) for r in after])
+    copies = [max(count_in(r, markers).values()) for r in after[k:]]
+    print("copilot compaction: briefing back at tool call %d after the compaction; copies per request: %s"
+          % (k, copies))
+    return k
+
+
 def test_a_compacted_subagent_gets_every_declared_skill_again(machine, checkout):
     alpha, beta, gamma = Skill("alpha"), Skill("beta"), Skill("gamma")
     markers = markers_of([alpha, beta, gamma])
@@ -111,16 +128,12 @@ def test_a_compacted_subagent_gets_every_declared_skill_again(machine, checkout)
     before, after = split_at_compaction(copilot.server)
     assert exactly_once(before[0], markers)
     assert '<skill-context name="gamma">' in before[0].all_text
-    # Once the summary is in place, the first request after the agent's next tool call holds
-    # every body whole, exactly once, gamma too (Copilot dropped its own preload), and every
-    # request after it still once.
-    got = [exactly_once(r, markers) for r in after]
-    assert True in got, [{m: r.all_text.count(m) for m in markers} for r in after]
-    k = got.index(True)
-    assert k == 2, "not at the first tool call COPILOT_SETTLE after the compaction was applied"
+    # Once the summary is in place, the tool calls come at once: the request after the first
+    # call whose hook sees the compaction holds every body whole, gamma too (Copilot dropped
+    # its own preload), and every request after it still does.
+    k = brought_back(after, markers)
     assert all(none_of(r, markers) for r in after[:k])
-    assert all(got[k:]), got
-    (text,) = briefings(after[k])
+    text = briefings(after[k])[0]
     rebuilt = assert_briefing([text], "reviewer", [alpha, beta, gamma])
     assert not rebuilt.aborted
     assert '<skill-context name="gamma">' not in after[k].all_text
@@ -130,6 +143,24 @@ def test_a_compacted_subagent_gets_every_declared_skill_again(machine, checkout)
         if request.headers.get("x-interaction-type") == "conversation-user":
             assert none_of(request, markers)
     assert any(BRIEFED in t for r in copilot.server.log if not r.is_subagent for t in r.tool_results())
+
+
+def test_two_tool_calls_right_after_the_compaction_bring_it_back(machine, checkout):
+    """Issue 36, item 3 (b): the compaction is applied, the agent makes two tool calls at once,
+    then reports. Under the old one-second settle rule neither call delivered, and the agent
+    answered unbriefed; its last request must hold every body."""
+    alpha, beta = Skill("alpha"), Skill("beta")
+    markers = markers_of([alpha, beta])
+    compact_at = 2
+    copilot = machine(working(markers, calls=compact_at + 3, compact_at=compact_at))
+    copilot.write({"project/.github/skills/%s/SKILL.md" % s.name: s.md() for s in (alpha, beta)})
+    copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["alpha", "beta"])})
+
+    ok(copilot.run("Review the change.", plugin_dirs=[checkout], timeout=120))
+    _, after = split_at_compaction(copilot.server)
+    assert len(after) == 3, "two tool calls after the compaction, then the report: %d requests" % len(after)
+    brought_back(after, markers)
+    assert_briefing([briefings(after[-1])[-1]], "reviewer", [alpha, beta])
 
 
 def test_the_control_subagent_without_a_declaration_gets_nothing(machine, checkout):
@@ -161,12 +192,9 @@ def test_copilot_agent_session_is_briefed_and_again_after_it_compacts(machine, c
     (text,) = briefings(first)
     assert_briefing([text], "reviewer", [alpha, beta])
     assert gamma.start in json.dumps(first.body.get("system"))
-    got = [exactly_once(r, markers) for r in after]
-    assert True in got, [{m: r.all_text.count(m) for m in markers} for r in after]
-    k = got.index(True)
-    assert k == 2 and all(none_of(r, [alpha.start, beta.start]) for r in after[:k]) and all(got[k:]), got
-    (again,) = briefings(after[k])
-    assert again == text
+    k = brought_back(after, [alpha.start, beta.start])
+    assert all(none_of(r, [alpha.start, beta.start]) for r in after[:k])
+    assert briefings(after[k])[0] == text
 
 
 def test_a_plain_session_gets_nothing(machine, checkout):

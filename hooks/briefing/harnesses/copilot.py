@@ -396,15 +396,25 @@ def copilot_native_skip(machine, skill):
 #
 # Compaction runs in the background from a snapshot and is applied when it completes; the
 # agent works on meanwhile, and what is added after the snapshot survives. Copilot writes
-# events.jsonl behind time (measured: a hook saw no event younger than 0.07 to 0.25 s, and
-# with instant tools one run did not see the previous run's hook.start), so what a run saw is
-# read off the timestamps: the briefing comes again at the agent's first preToolUse run that
-# starts COPILOT_SETTLE seconds or more after the last compaction that completed (such a run
-# sees that compaction, four times the longest delay measured), unless a run of that agent
-# since then did so already (any tool but the task tool, whose calls meet only the guard).
-# Copilot applies a compaction just before the agent's next model request, and a model takes
-# about that long to answer, so that is mostly the agent's first or second tool call after it.
-# Two calls of one agent within the delay of each other past that point could both deliver it.
+# events.jsonl behind time, through a debounced writer (measured on 1.0.102, issue 36: a hook
+# never saw its own run's hook.start, nor events younger than 0.02 to 0.18 s; the first call
+# after a compaction, 0.02 s after it, did not see it, the next one did), so what an earlier
+# run saw is read off the timestamps, and only where it is certain:
+#
+# - A run delivers when it sees an applied compaction of its agent and no earlier run of that
+#   agent (any tool but the task tool, whose calls meet only the guard) that surely saw it:
+#   one that started COPILOT_SETTLE seconds or more after the compaction completed (four times
+#   the longest delay measured). However soon after the compaction this call comes, and
+#   however late its hook starts, the first run that sees the compaction brings the briefing.
+# - Earlier means stamped before this call's payload: Copilot stamps the payload, then records
+#   the run's hook.start (2 to 31 ms later, measured), so this run's own record, and the records
+#   of calls made after it, never count, however late the hook starts (a loaded machine, or
+#   PowerShell probing interpreters). Without a payload timestamp, a record of a call with this
+#   call's arguments counts as this run's own.
+#
+# A run that saw the compaction within COPILOT_SETTLE of it is not certain, so the next call
+# delivers again: a second copy when tool calls follow a compaction within a second of each
+# other (the fake model of the e2e suite answers at once), never none.
 COPILOT_SETTLE = 1.0
 
 
@@ -446,8 +456,7 @@ def iso_seconds(value):
 
 
 def copilot_compacted(machine, payload, name):
-    """Whether this tool call is the one that brings the agent's briefing back (see above)."""
-    import time
+    """Whether this tool call is one that brings the agent's briefing back (see above)."""
     path = copilot_events(machine, payload)
     if path is None:
         return False
@@ -467,20 +476,33 @@ def copilot_compacted(machine, payload, name):
             done = (at, iso_seconds(event.get("timestamp")))
     if done is None or done[1] is None:
         return False
-    now, mark = time.time(), done[1] + COPILOT_SETTLE
-    if now < mark:
-        return False  # a later call brings it, one that surely sees this compaction
+    this_call = payload_seconds(payload.get("timestamp"))
+    sure = done[1] + COPILOT_SETTLE
     for _, event in json_lines_with(tail, b'"hookType":"preToolUse"', done[0]):
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         calls = data.get("input", {}).get("toolCalls") if isinstance(data.get("input"), dict) else None
         calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
         started = iso_seconds(event.get("timestamp"))
-        if (event.get("type") == "hook.start" and mine(event) and started is not None and started >= mark
-                and any(c.get("name") not in COPILOT_SPAWN_NAMES for c in calls)
-                and not (now - started < COPILOT_SETTLE
-                         and any(c.get("args") == payload.get("tool_input") for c in calls))):
-            return False  # that run came after the mark (and is not this one): it delivered
+        if (event.get("type") != "hook.start" or not mine(event) or started is None or started < sure
+                or not any(c.get("name") not in COPILOT_SPAWN_NAMES for c in calls)):
+            continue
+        if this_call is not None:
+            earlier = started < this_call
+        else:
+            earlier = not any(c.get("args") == payload.get("tool_input") for c in calls)
+        if earlier:
+            return False  # that run surely saw the compaction: it delivered
     return True
+
+
+def payload_seconds(value):
+    """When Copilot made a hook payload: its ``timestamp``, ISO (Claude format) or epoch
+    milliseconds (Copilot's own format), in seconds; None when absent or unreadable."""
+    if isinstance(value, str):
+        return iso_seconds(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return value / 1000.0
+    return None
 
 
 def copilot_session_agent(machine, payload):
