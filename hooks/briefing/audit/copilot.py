@@ -66,7 +66,6 @@ def sessions(machine, since, newest=None):
 
 
 def read(machine, session, log):
-    from ..harnesses.copilot import COPILOT_SETTLE
     runs, by_id, spawns, compacted, version = [], {}, {}, {}, None
     for _, event in record_lines(session.path, NEEDLES, log, "copilot"):
         kind = event.get("type")
@@ -115,10 +114,11 @@ def read(machine, session, log):
                 and agent_id in by_id:
             calls = data.get("input", {}).get("toolCalls") if isinstance(data.get("input"), dict) else None
             calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-            started = iso_seconds(event.get("timestamp"))
-            if started is not None and started >= compacted[agent_id] + COPILOT_SETTLE and any(
-                    c.get("name") not in SPAWN_TOOLS for c in calls):
-                # Copilot keeps no preToolUse output: the hook delivered here (copilot_compacted).
+            if any(c.get("name") not in SPAWN_TOOLS for c in calls):
+                # Copilot keeps no preToolUse output. The hook delivers at the first tool call of the
+                # agent whose run sees the compaction in events.jsonl (copilot_compacted), which is
+                # this one unless Copilot had not yet written the compaction out (it lags by up to
+                # about 0.2 s): so the first call after it is taken as the one, marked inferred.
                 run = by_id[agent_id]
                 run.deliver("PreToolUse (inferred)", run_briefing(run))
                 compacted[agent_id] = None
