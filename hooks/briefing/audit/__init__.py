@@ -63,7 +63,8 @@ class Run(object):
     """One agent run as its records show it.
 
     ``kind``: ``subagent``, ``session`` (an agent session: ``claude --agent``) or ``teammate``.
-    ``timeline`` is what happened in order: ("deliver", event, texts) and ("compact", None, None).
+    ``timeline`` is what happened in order: ("deliver", event, texts) (or, where the records hold
+    no text, ("deliver", event, frame)) and ("compact", None, None).
     ``declared``: names the record itself keeps, or None (then they are resolved now).
     """
 
@@ -78,6 +79,10 @@ class Run(object):
 
     def deliver(self, event, texts):
         self.timeline.append(("deliver", event, [t for t in texts if isinstance(t, str)]))
+
+    def deliver_frame(self, event, frame):
+        """A delivery the records give as names and sizes, not as text: ``frame`` as ``framed`` returns it."""
+        self.timeline.append(("deliver", event, frame))
 
     def compact(self):
         self.timeline.append(("compact", None, None))
@@ -289,8 +294,8 @@ def tally(run):
             compactions += 1
             pending = True
             continue
-        frame = framed(texts)
-        if frame is None:
+        frame = texts if isinstance(texts, dict) else framed(texts)
+        if not frame:
             continue
         if frame["abort"]:
             refused = refused or "the agent got the abort instruction%s" % (
