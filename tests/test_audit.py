@@ -588,3 +588,46 @@ def test_opencode_hostile_rows_and_log_lines_are_read_without_a_crash(sandbox):
                    'message="briefing: a \u2190 b (x kB)"\n\x00\xff\ntimestamp=2026-12-03T13:17:21Z message="unclosed\n')
     rc, report = audit(sb, "--harness", "opencode")
     assert not [p for p in report["skipped"] if p["problem"].startswith("skipped: ")], report["skipped"]
+
+
+def test_opencode_a_log_past_the_bound_is_read_from_its_end(sandbox):
+    import importlib
+    from conftest import hook_package
+    hook_package()
+    audit_module = importlib.import_module("briefing.audit")
+    machine_module = importlib.import_module("briefing.machine")
+    sb = load(sandbox(), "opencode")
+    log_file = sb.path("home/.local/share/opencode/log/opencode.log")
+    recent = log_file.read_text(encoding="utf-8")
+    log_file.write_text("timestamp=2020-01-01T00:00:00.000Z level=INFO run=old message=stream session.id=x\n" * 3000
+                        + recent, encoding="utf-8")
+    machine = machine_module.Machine(str(sb.project), {"HOME": str(sb.home)})
+    log = audit_module.Log(per_file=len(recent.encode("utf-8")) + 40)
+    rows, _, log = audit_module.audit(machine, ("opencode",), 3650, log=log)
+    assert sorted((r["agent"], r["verdict"]) for r in rows) == EXPECTED["opencode"][1]
+    assert any("only its last" in p["problem"] for p in log.problems), log.problems
+
+
+def make_newest(sb, harness, agent):
+    """The main session whose child runs ``agent`` made this project's newest, updated now."""
+    import sqlite3
+    db = sqlite3.connect(str(sb.path("home/.local/share/%s/%s.db" % (harness, harness))))
+    db.execute("UPDATE session SET time_updated = ? WHERE id = (SELECT parent_id FROM session WHERE agent = ? "
+               "AND parent_id IS NOT NULL LIMIT 1)", (int(time.time() * 1000), agent))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_the_pre_flight_names_the_last_session_s_run_not_briefed(sandbox, harness):
+    sb = load(sandbox(), harness)
+    make_newest(sb, harness, "briefed")
+    payload = {"hook_event_name": "SessionStart", "source": "startup", harness + "_plugin": "1", "cwd": str(sb.project)}
+    assert "briefing: the last" not in sb.run(payload).out
+    log_file = sb.path("home/.local/share/%s/log/opencode.log" % harness)
+    log_file.write_text("".join(l for l in log_file.read_text(encoding="utf-8").splitlines(True)
+                                if "briefing: briefed" not in l), encoding="utf-8")
+    result = sb.run(payload)
+    label = {"opencode": "OpenCode", "kilo": "Kilo"}[harness]
+    assert ("briefing: the last %s session (ses_dc3f) started 1 agent run(s) that declared skills and got none "
+            "(briefed); run briefing-doctor --audit" % label) in json.loads(result.out)["systemMessage"], result

@@ -119,6 +119,19 @@ class Log(object):
                 pass
 
 
+def open_record(path, log, harness):
+    """(binary file, fstat) of a record file that is a regular file (``files.open_regular``), or
+    None, reported."""
+    from ..files import open_regular
+    from ..records import Unreadable
+    try:
+        fd, info = open_regular(path)
+    except Unreadable as exc:
+        log.problem(harness, path, "unreadable: %s" % exc.reason)
+        return None
+    return os.fdopen(fd, "rb"), info
+
+
 def record_lines(path, needles, log, harness):
     """(line number, object) for each JSON line of ``path`` that holds one of ``needles``.
 
@@ -126,15 +139,11 @@ def record_lines(path, needles, log, harness):
     not JSON (cut short at the end, or malformed) is reported and skipped. The file must
     be a regular file (``files.open_regular``), read in binary, so its size bounds the work.
     """
-    from ..files import open_regular
     from ..jsontext import parse_json
-    from ..records import Unreadable
-    try:
-        fd, info = open_regular(path)
-    except Unreadable as exc:
-        log.problem(harness, path, "unreadable: %s" % exc.reason)
+    opened = open_record(path, log, harness)
+    if opened is None:
         return
-    handle = os.fdopen(fd, "rb")
+    handle, info = opened
     try:
         limit = min(log.per_file, max(log.bytes_left, 0))
         if info.st_size > limit:

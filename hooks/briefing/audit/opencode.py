@@ -22,7 +22,7 @@ process: after a compaction, the session's next request (a ``stream`` line of th
 import os
 import re
 
-from . import Run, Session, foreign_version, iso_seconds, iso_time
+from . import Run, Session, foreign_version, iso_seconds, iso_time, open_record
 
 KNOWN = {"opencode": "1.", "kilo": "7."}
 DATABASE = {"opencode": "opencode.db", "kilo": "kilo.db"}
@@ -133,7 +133,7 @@ def runs_of(key, machine, session, db, log):
             if len(briefed_in) == 1 and len(frame["items"]) > 1:
                 run.messages.append("%.1f kB delivered in all: the log records the total size only" % (
                     frame["total"] / 1000.0))
-        compactions = compactions_of(db, sid, log, key, session.path)
+        compactions = compactions_of(db, sid)
         streams = lines.get("stream", [])
         for at in compactions:
             later = [s for s in streams if s[0] > at and s[2] != "compaction"]
@@ -145,6 +145,9 @@ def runs_of(key, machine, session, db, log):
         if sid != session.id or run.timeline or run.refused:
             runs.append(run)
     runs += refusals(key, db, session, log)
+    for run in runs:
+        if logged.get("cut") and not run.timeline and not run.refused:
+            run.file = logged["cut"]  # its line may be in the part of the log not read
     if not logged.get(None):
         for run in runs:
             if run.agent_id:
@@ -160,7 +163,7 @@ def run_frame(run):
     return {}
 
 
-def compactions_of(db, sid, log, key, path):
+def compactions_of(db, sid):
     """The times (seconds) of the session's compaction parts."""
     out = []
     rows = db.execute("SELECT time_created, data FROM part WHERE session_id = ? AND data LIKE '%\"compaction\"%' "
@@ -236,19 +239,20 @@ def log_lines(key, machine, log):
 
 
 def read_log(key, path, log, out):
-    from ..files import open_regular
-    from ..records import Unreadable
-    try:
-        fd, info = open_regular(path)
-    except Unreadable as exc:
-        log.problem(key, path, "unreadable: %s" % exc.reason)
+    opened = open_record(path, log, key)
+    if opened is None:
         return
-    handle = os.fdopen(fd, "rb")
+    handle, info = opened
     open_by_process = {}  # process -> [session ids created and not yet streaming]
     try:
         limit = min(log.per_file, max(log.bytes_left, 0))
         if info.st_size > limit:
-            log.problem(key, path, "only its first %d of %d bytes were read (the audit's bound)" % (limit, info.st_size))
+            # The log is appended to: its end holds the recent sessions, the ones audited.
+            log.problem(key, path, "only its last %d of %d bytes were read (the audit's bound)" % (
+                limit, info.st_size))
+            out["cut"] = path
+            handle.seek(info.st_size - limit)
+            handle.readline()  # the rest of a line cut at the start
         used = 0
         for raw in handle:
             used += len(raw)
