@@ -5,7 +5,9 @@ record folders (Claude Code 2.1.328, Codex 0.169.0, Copilot CLI 1.0.102, Gemini 
 trimmed and scrubbed by tests/data/audit/trim.py: a briefed, a control, a refused and a
 compacted run each, a ``claude --agent`` session, a Claude Code run without the plugin and a
 Codex run with hooks never trusted. The sandbox gets them back under its own paths, with the
-agents and skills those runs declared.
+agents and skills those runs declared. tests/data/audit/opencode/ and kilo/ hold what
+tests/e2e/test_opencode.py's runs left under OpenCode 1.18.33 and Kilo 7.7.7 (their SQLite
+database as SQL text, and their log's lines the audit reads), by tests/data/audit/trim_opencode.py.
 """
 import json
 import os
@@ -631,3 +633,20 @@ def test_opencode_the_pre_flight_names_the_last_session_s_run_not_briefed(sandbo
     label = {"opencode": "OpenCode", "kilo": "Kilo"}[harness]
     assert ("briefing: the last %s session (ses_dc3f) started 1 agent run(s) that declared skills and got none "
             "(briefed); run briefing-doctor --audit" % label) in json.loads(result.out)["systemMessage"], result
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_a_session_resumed_in_a_new_process_is_briefed_again_at_its_first_message(sandbox, harness):
+    def resumed_and_briefed(lines):
+        at = [i for i, l in enumerate(lines) if "agent=compaction" in l][0]
+        after = [l.replace(" run=", " run=other-") if "message=stream" in l else l for l in lines[at + 1:]]
+        first = [i for i, l in enumerate(after) if " run=other-" in l][0]
+        line = [l for l in lines if "briefing: briefed" in l][0]
+        stamp = after[first].split(" ", 1)[0]
+        brief = stamp + " " + line.split(" ", 1)[1].replace(" run=", " run=other-")
+        return lines[:at + 1] + after[:first] + [brief] + after[first:]
+    sb = load(sandbox(), harness, log_edit(resumed_and_briefed))
+    rc, report = audit(sb, "--agent", "briefed")
+    row, = report["audit"]
+    assert (rc, row["verdict"], row["compactions"], row["redelivered"]) == (0, "briefed", 1, 1), row
+    assert row["redelivered_by"] == ["chat.message (inferred)"]

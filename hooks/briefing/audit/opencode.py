@@ -11,13 +11,14 @@ parent's ``task`` tool part with ``state.status: error`` and briefing's reason.
 Neither CLI stores the system entries a plugin adds (``experimental.chat.system.transform``):
 what reached a child is read from the CLI's own log, ``$XDG_DATA_HOME/<cli>/log/*.log``
 (appended, never rotated, one ``timestamp=… level=… run=<process> message=…`` line each), where
-the plugin logs briefing's audit line ``briefing: <agent> ← <names> (<size> kB)`` (or its
-refusal, for a child told to abort) at the child's first message, between the CLI's ``created
-id=<child>`` line and its first model request (``stream … session.id=<child>``) in the same
-process. The line holds the names and the total size only: the delivery is marked
-"(inferred)". The plugin then adds the briefing to every request of that session in that
-process: after a compaction, the session's next request (a ``stream`` line of the agent, not of
-``compaction``) in a process that briefed it is counted as briefed again, "(inferred)" too.
+the plugin logs briefing's audit line ``briefing: <agent> ← <names> (<size> kB)`` (or ``NOT
+briefed, told to abort``, for a child it cannot refuse) at the session's first message in that
+process, before the session's first model request there (``stream … session.id=<id>``): the
+line goes to the next session of the agent it names to make its first request in that process.
+It holds the names and the total size only: the delivery is marked "(inferred)". The plugin
+then adds the briefing to every request of that session in that process: after a compaction,
+the session's next request (a ``stream`` line of the agent, not of ``compaction``) from a
+process that briefed it is counted as briefed again, "(inferred)" too.
 """
 import os
 import re
@@ -26,7 +27,10 @@ from . import Run, Session, foreign_version, iso_seconds, iso_time, open_record
 
 KNOWN = {"opencode": "1.", "kilo": "7."}
 DATABASE = {"opencode": "opencode.db", "kilo": "kilo.db"}
-LOG_NEEDLES = (b"message=created id=", b"message=stream ", b'message="briefing: ')
+LOG_NEEDLES = (b"message=stream ", b'message="briefing: ')
+# A plugin line belongs to a session whose first request in that process follows it; of the next
+# few such sessions, the one of the agent the line names (parallel task calls start together).
+CANDIDATES = 8
 SESSION_LIMIT = 200000  # rows of one session's parts read at most (a bound, like the byte bound)
 
 
@@ -110,38 +114,42 @@ def runs_of(key, machine, session, db, log):
     agents = dict((sid, agent) for sid, agent, _, _ in children)
     agents[session.id] = main[0]
     briefing = {}  # session id -> [(seconds, process, frame)]: the log's lines of its agent
-    for when, process, frame, waiting in logged.get("lines", ()):
-        sid = next((s for s in waiting if s in agents and agents[s] == frame["agent"]), None)
+    taken = set()  # (session, process): one line per session's first message in a process
+    for when, process, frame, candidates in logged.get("lines", ()):
+        mine = [c for c in candidates if c in agents and agents[c] == frame["agent"]]
+        sid = next((c for c in mine if (c, process) not in taken), None)
         if sid is not None:
+            taken.add((sid, process))
             briefing.setdefault(sid, []).append((when, process, frame))
     runs = []
     main_run = Run(key, session.id, main[0], session.id, ms_time(main[1]), kind="session")
     for sid, agent, created, version in [(session.id, main[0], main[1], main[2])] + list(children):
         run = main_run if sid == session.id else Run(key, session.id, agent, sid, ms_time(created))
         run.file, run.version = session.path, version if isinstance(version, str) else None
-        lines = logged.get(sid, {})
-        briefed_in = set()
-        for when, process, frame in briefing.get(sid, ()):
-            if frame.get("refusal"):
-                run.refused = run.refused or frame["refusal"]
-                continue
-            run.deliver_frame("chat.message (inferred)", frame)
-            briefed_in.add(process)
-            if len(briefed_in) == 1:
-                run.messages.append("what reached it is inferred from the plugin's line in the CLI's log, %s "
-                                    "(the CLI does not store the system entry itself)" % iso_time(when))
-            if len(briefed_in) == 1 and len(frame["items"]) > 1:
-                run.messages.append("%.1f kB delivered in all: the log records the total size only" % (
-                    frame["total"] / 1000.0))
-        compactions = compactions_of(db, sid)
-        streams = lines.get("stream", [])
-        for at in compactions:
+        events = [(when, 0, process, frame) for when, process, frame in briefing.get(sid, ())]
+        streams = logged.get(sid, {}).get("stream", [])
+        for at in compactions_of(db, sid):
             later = [s for s in streams if s[0] > at and s[2] != "compaction"]
-            if not later:
-                continue  # no request after it: nothing went without the briefing
-            run.compact()
-            if later[0][1] in briefed_in:
-                run.deliver_frame("system.transform (inferred)", run_frame(run))
+            if later:  # with no request after it, nothing went without the briefing
+                events += [(at, 1, None, "compact"), (later[0][0], 2, later[0][1], "request")]
+        briefed_in = set()  # the processes that briefed this session: they add it to each request
+        for when, _, process, what in sorted(events, key=lambda e: (e[0], e[1])):
+            if what == "compact":
+                run.compact()
+            elif what == "request":
+                if process in briefed_in:
+                    run.deliver_frame("system.transform (inferred)", run_frame(run))
+            elif what.get("refusal"):
+                run.refused = run.refused or what["refusal"]
+            else:
+                run.deliver_frame("chat.message (inferred)", what)
+                if not briefed_in:
+                    run.messages.append("what reached it is inferred from the plugin's line in the CLI's log, "
+                                        "%s (the CLI does not store the system entry itself)" % iso_time(when))
+                    if len(what["items"]) > 1:
+                        run.messages.append("%.1f kB delivered in all: the log records the total size only" % (
+                            what["total"] / 1000.0))
+                briefed_in.add(process)
         if sid != session.id or run.timeline or run.refused:
             runs.append(run)
     runs += refusals(key, db, session, log)
@@ -222,8 +230,8 @@ def fields(line):
 
 def log_lines(key, machine, log):
     """{session id: {"stream": [(seconds, process, agent)]}, "lines": [(seconds, process, frame,
-    [session ids waiting for their first request then])], None: True when a log was read}, from
-    every log file of the CLI, within the audit's bounds."""
+    [the sessions whose first request in that process came next])], None: True when a log was
+    read, "cut": a log read in part}, from every log file of the CLI, within the audit's bounds."""
     memo = machine.state.setdefault("audit_opencode_logs", {})
     if key in memo:
         return memo[key]
@@ -243,7 +251,7 @@ def read_log(key, path, log, out):
     if opened is None:
         return
     handle, info = opened
-    open_by_process = {}  # process -> [session ids created and not yet streaming]
+    streamed, pending = {}, {}  # per process: the sessions that made a request; its lines still open
     try:
         limit = min(log.per_file, max(log.bytes_left, 0))
         if info.st_size > limit:
@@ -265,19 +273,21 @@ def read_log(key, path, log, out):
             when, process, message = iso_seconds(line.get("timestamp")), line.get("run"), line.get("message")
             if when is None or not isinstance(message, str):
                 continue
-            waiting = open_by_process.setdefault(process, [])
-            if message == "created" and isinstance(line.get("id"), str):
-                waiting.append(line["id"])
-            elif message == "stream" and isinstance(line.get("session.id"), str):
+            if message == "stream" and isinstance(line.get("session.id"), str):
                 sid = line["session.id"]
-                if sid in waiting:
-                    waiting.remove(sid)
                 out.setdefault(sid, {}).setdefault("stream", []).append((when, process, line.get("agent")))
+                if sid not in streamed.setdefault(process, set()):
+                    # The session's first request in this process: the plugin's line for it came before.
+                    streamed[process].add(sid)
+                    for candidates in pending.get(process, ()):
+                        candidates.append(sid)
+                    pending[process] = [c for c in pending.get(process, ()) if len(c) < CANDIDATES]
             elif message.startswith("briefing: "):
                 frame = frame_of(message)
-                if frame is not None and waiting:
-                    # Some child of that process not yet streaming: the one of the agent it names.
-                    out.setdefault("lines", []).append((when, process, frame, list(waiting)))
+                if frame is not None:
+                    candidates = []
+                    pending.setdefault(process, []).append(candidates)
+                    out.setdefault("lines", []).append((when, process, frame, candidates))
         log.bytes_left -= min(used, limit)
     except OSError as exc:
         log.problem(key, path, "unreadable: %s" % (exc.strerror or exc))
