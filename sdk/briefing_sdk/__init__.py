@@ -20,7 +20,7 @@ import json
 import os
 from collections import namedtuple
 
-__all__ = ["with_briefing", "plugin_path", "briefing_messages", "BriefingMessage", "ENV_AGENTS"]
+__all__ = ["with_briefing", "plugin_path", "briefing_messages"]
 
 # The environment contract (docs/agent-sdk.md "The environment contract"):
 # {"version": 1, "agents": {NAME: {"defined": bool, "skills": [native...],

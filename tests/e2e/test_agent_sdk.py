@@ -27,14 +27,19 @@ VENV_PYTHON = REPO / ".e2e" / "agent-sdk" / "bin" / "python"
 DRIVER = Path(__file__).resolve().parent / "sdk_driver.py"
 
 
-@pytest.fixture(scope="session")
-def sdk_python():
-    check = subprocess.run(["bash", str(INSTALLER), "--check"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def installed_or_skip(installer, what):
+    """Skip (fail where the e2e suite is required) unless ``installer --check`` says it is there."""
+    check = subprocess.run(["bash", str(installer), "--check"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check.returncode != 0:
-        message = "e2e: the Claude Agent SDK is not installed in .e2e/agent-sdk; run scripts/setup-e2e"
+        message = "e2e: %s is not installed; run scripts/setup-e2e" % what
         if os.environ.get("BRIEFING_E2E_REQUIRED") == "1":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def sdk_python():
+    installed_or_skip(INSTALLER, "the Claude Agent SDK (.e2e/agent-sdk)")
     return VENV_PYTHON
 
 
@@ -63,12 +68,15 @@ class SdkRun:
     def write(self, files):
         write_tree(self.root, files)
 
+    def cli_env(self):
+        """What the SDK program puts into ``env`` for Claude Code: loopback model, sandbox HOME."""
+        return {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": "dummy", "DISABLE_TELEMETRY": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_ERROR_REPORTING": "1", "HOME": str(self.home),
+                "CLAUDE_CODE_TMPDIR": str(self.root / "cc-tmp")}
+
     def run(self, spec):
-        env = {"ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": "dummy", "DISABLE_TELEMETRY": "1",
-               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-               "DISABLE_ERROR_REPORTING": "1", "HOME": str(self.home),
-               "CLAUDE_CODE_TMPDIR": str(self.root / "cc-tmp")}
-        spec = dict({"prompt": "Run every agent.", "cwd": str(self.project), "env": env,
+        spec = dict({"prompt": "Run every agent.", "cwd": str(self.project), "env": self.cli_env(),
                      "include_hook_events": True}, **spec)
         (self.root / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
         host = _base_env()
