@@ -247,12 +247,31 @@ def test_isolated_from_the_project_no_project_skill_is_delivered_unasked(sandbox
     r = guard(sb, "rev")
     assert r.decision == "deny" and "a project skill, which Claude Code does not load" in r.reason, r
     assert list(delivered(brief(sb, "asked")).skills) == ["proj"]  # briefing's own declaration asked
-    assert guard(sb, "ruled").decision == "deny"  # a rule is not the agent's own declaration
+    silent(guard(sb, "ruled"))  # the project's rules file is not read, as no project setting is
+    nothing(brief(sb, "ruled"))
     silent(guard(sb, "filed"))  # no project agent is loaded at all
     rc, data = doctor(sb)
-    assert "filed" not in {r["agent"] for r in data["agents"]}
+    assert "filed" not in {r["agent"] for r in data["agents"]} and data["rules"] == []
+    check = [c for c in data["checks"] if c["name"] == "claude-session"][0]
+    assert check["setting_sources"] == ([] if sources == "" else ["user"]), check
+    assert "rules files of the sources not loaded are not read either" in check["detail"], check
     if sources == "":
         silent(guard(sb, "homed"))
+
+
+@needs_proc
+def test_a_rule_cannot_bring_an_unloaded_user_skill(sandbox, harness_process):
+    """A user rules file applies while user settings load; a skill of a source Claude Code does
+    not load is not where a rule can reach it: refused, and the doctor says where it is."""
+    sb = sandbox(dict(SOURCES, **{PS % "other": skill_md("other", "O\n"),
+                                  "home/.config/briefing/rules.json": json.dumps(
+                                      {"rules": [{"agents": ["general-purpose"], "skills": ["proj"]}]})}))
+    sb.extra_env["CLAUDE_PID"] = harness_process(["--setting-sources=user"], sb.project)
+    r = guard(sb, "general-purpose")
+    assert r.decision == "deny" and "proj" in r.reason, r
+    rc, data = doctor(sb)
+    problems = [p for rule in data["rules"] for p in rule["problems"]]
+    assert any("a project skill, which Claude Code does not load" in p for p in problems), problems
 
 
 # -- briefing_sdk ---------------------------------------------------------------------------------

@@ -137,7 +137,8 @@ AGENTS_FLAG_WHERE = "claude --agents (inline JSON)"
 
 
 def claude_programmatic(machine):
-    """({name: Agent}, [(where, why)]): the agents Claude Code runs from definitions in no file.
+    """({name: Agent}, [(where, why)], [(where, why, raw)]): the agents Claude Code runs from
+    definitions in no file, the sources that cannot be read, and those sources' raw text.
 
     Two places a hook can read (facts/agent-sdk.md): ``claude --agents`` on Claude
     Code's command line (a JSON object, or else a file path, as Claude Code reads
@@ -1185,9 +1186,14 @@ def claude_session_check(machine):
     argv, _ = claude_process(machine)
     if argv is None:
         detail += " (no Claude Code process seen: run it inside a session to read its command line)"
-    shown = claude_setting_sources(machine) is not None or bool(where)
-    return {"name": "claude-session", "status": "ok", "detail": detail, "shown": shown,
-            "setting_sources": sorted(claude_setting_sources(machine) or SETTING_SOURCES),
+    sources = claude_setting_sources(machine)
+    unread = [path for scope, path in machine.rules_files("claude") if not claude_loads(machine, scope)]
+    if unread:
+        detail += "; briefing's rules files of the sources not loaded are not read either: %s" % ", ".join(
+            display_path(p) for p in unread)
+    return {"name": "claude-session", "status": "ok", "detail": detail,
+            "shown": sources is not None or bool(where),
+            "setting_sources": list(SETTING_SOURCES) if sources is None else sorted(sources),
             "programmatic_agents": sorted(agents)}
 
 
@@ -1208,6 +1214,8 @@ HARNESS = Harness(
     # hooks/hooks.json, which Claude Code finds by itself (claude-code.md 6.1).
     hooks_check=claude_hooks_check,
     session_check=claude_session_check,
+    # briefing's own rules files follow the setting sources, as Claude Code's settings files do.
+    loads_scope=claude_loads,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
     builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
     agent_names=claude_agent_names,
