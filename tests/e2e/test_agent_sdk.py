@@ -190,7 +190,9 @@ def test_setting_sources_empty_isolates_the_project(sdk_run):
     order = ["prog", "asked", "filed", "control"]
     run = sdk_run(claude_spawner(order, markers_of([proj])))
     run.write({"project/.claude/skills/proj/SKILL.md": skill_file(proj),
-               "project/.claude/agents/filed.md": file_agent("filed", ["proj"])})
+               "project/.claude/agents/filed.md": file_agent("filed", ["proj"]),
+               # a project rule: not read in a session isolated from the project (no project settings)
+               "project/.briefing/rules.json": json.dumps({"rules": [{"agents": ["control"], "skills": ["proj"]}]})})
     run.run({"agents": {"prog": definition("prog", ["proj"]), "asked": definition("asked"),
                         "control": definition("control")},
              "setting_sources": [], "with_briefing": {"asked": {"skills": ["proj"]}}})
@@ -204,20 +206,31 @@ def test_setting_sources_empty_isolates_the_project(sdk_run):
                for r in mains for t in tool_results(r))
     control = requests_of(server, "control")
     assert control and not any(m in r.all_text for r in control for m in proj.markers)
+    assert denial_of(server, "control") is None
 
 
 def test_agents_through_extra_args(sdk_run):
     dmi, plain = Skill("dmi"), Skill("plain")
-    order = ["flagged", "flagmissing", "control"]
+    order = ["flagged", "flagmissing", "shared", "fileshadow", "control"]
     run = sdk_run(claude_spawner(order, markers_of([dmi, plain])))
     run.write({"project/.claude/skills/dmi/SKILL.md": skill_file(dmi, ["disable-model-invocation: true"]),
-               "project/.claude/skills/plain/SKILL.md": skill_file(plain)})
+               "project/.claude/skills/plain/SKILL.md": skill_file(plain),
+               "project/.claude/agents/fileshadow.md": file_agent("fileshadow-file", ["no-such-skill"])
+               .replace("name: fileshadow-file", "name: fileshadow")})
+    shared_flag = definition("shared-flag", ["no-such-skill"])
     flagged = {"flagged": definition("flagged", ["dmi", "plain"]),
-               "flagmissing": definition("flagmissing", ["no-such-skill"]), "control": definition("control")}
-    run.run({"extra_args": {"agents": json.dumps(flagged)}, "with_briefing": None})
+               "flagmissing": definition("flagmissing", ["no-such-skill"]), "control": definition("control"),
+               "shared": shared_flag, "fileshadow": definition("fileshadow", ["dmi"])}
+    run.run({"extra_args": {"agents": json.dumps(flagged)}, "agents": {"shared": definition("shared", ["plain"])},
+             "with_briefing": None})
     server = run.server
     assert arrived(server, "flagged", dmi) == (1, True)
     assert arrived(server, "flagged", plain) == (1, False)
     assert "references unknown skill(s): no-such-skill" in (denial_of(server, "flagmissing") or "")
+    # Measured, and followed: options.agents wins over --agents, and --agents over an agent file.
+    assert requests_of(server, "shared") and not requests_of(server, "shared-flag")
+    assert denial_of(server, "shared") is None and arrived(server, "shared", plain) == (1, False)
+    assert requests_of(server, "fileshadow") and not requests_of(server, "fileshadow-file")
+    assert denial_of(server, "fileshadow") is None and arrived(server, "fileshadow", dmi) == (1, True)
     control = requests_of(server, "control")
     assert control and not any(m in r.all_text for r in control for m in markers_of([dmi, plain]))
