@@ -166,6 +166,8 @@ def test_programmatic_agents_through_with_briefing(sdk_run):
     # briefing's own messages in the SDK stream: audits and the refusal, never a skill's text
     found = [(m[0], m[1]) for m in out["briefing_messages"]]
     assert ("refusal", "tool_result") in found and found.count(("audit", "SubagentStart")) == 3, found
+    preflight = [m[2] for m in out["briefing_messages"] if m[0] == "preflight"]  # 'missing' would be refused
+    assert len(preflight) == 1 and "agent 'missing'" in preflight[0] and "agent 'shadow'" not in preflight[0]
     assert not any(mark in m[2] for m in out["briefing_messages"] for mark in markers_of(every))
     contract = json.loads(out["options_env"]["BRIEFING_SDK_AGENTS"])
     assert contract["agents"]["prog"] == {"defined": True, "skills": ["beta"], "briefing": {"skills": ["gamma"]}}
