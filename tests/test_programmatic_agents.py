@@ -260,6 +260,18 @@ def test_isolated_from_the_project_no_project_skill_is_delivered_unasked(sandbox
 
 
 @needs_proc
+def test_private_project_skills_reach_an_isolated_session_only_when_its_own_declaration_asks(
+        sandbox, harness_process):
+    files = {"project/.briefing/skills/mine/SKILL.md": skill_md("mine", "PRIVATE BODY\n"),
+             "home/.config/briefing/rules.json": json.dumps({"rules": [{"agents": ["ruled"], "skills": ["mine"]}]})}
+    sb = sdk(sandbox, files, {"asked": None, "ruled": None}, {"asked": {"skills": ["mine"]}})
+    sb.extra_env["CLAUDE_PID"] = harness_process(["--setting-sources=user"], sb.project)
+    assert list(delivered(brief(sb, "asked")).skills) == ["mine"]
+    r = guard(sb, "ruled")  # the user's rule applies; the project's private folder is out of its reach
+    assert r.decision == "deny" and "mine" in r.reason, r
+
+
+@needs_proc
 def test_a_rule_cannot_bring_an_unloaded_user_skill(sandbox, harness_process):
     """A user rules file applies while user settings load; a skill of a source Claude Code does
     not load is not where a rule can reach it: refused, and the doctor says where it is."""
