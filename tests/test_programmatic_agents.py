@@ -302,6 +302,8 @@ def test_with_briefing_keeps_what_the_caller_set():
         "plain": {"defined": True, "skills": []}}}
     again = briefing_sdk.with_briefing(out)  # idempotent: one plugin, the declaration kept
     assert len(again.plugins) == 2 and json.loads(again.env[ENV])["agents"]["rev"]["briefing"]["skills"] == ["b"]
+    del again.agents["rev"]  # an agent taken out takes its declaration with it: no phantom definition
+    assert "rev" not in json.loads(briefing_sdk.with_briefing(again).env[ENV])["agents"]
 
 
 def test_with_briefing_takes_a_dict_and_extra_args_agents():

@@ -58,10 +58,10 @@ def with_briefing(options, briefing=None):
     contract = {}
     previous = _read_contract(env.get(ENV_AGENTS))
     for name, entry in previous.items():  # a second call keeps the first call's declarations
-        if isinstance(entry, dict) and entry.get("briefing"):
+        if isinstance(entry, dict) and entry.get("briefing") and (name in agents or name in flagged):
             contract[name] = {"defined": False, "briefing": entry["briefing"]}
     for name, definition in agents.items():
-        skills = _definition_field(definition, "skills")
+        skills = _field(definition, "skills")
         entry = {"defined": True, "skills": _names(skills, "options.agents[%r].skills" % name)}
         if name in contract:
             entry["briefing"] = contract[name]["briefing"]
@@ -208,10 +208,6 @@ def _set(obj, name, value):
         obj[name] = value
     else:
         setattr(obj, name, value)
-
-
-def _definition_field(definition, name):
-    return _field(definition, name)
 
 
 def _plugin_folder(plugin):
