@@ -204,6 +204,17 @@ def test_a_malformed_contract_fails_the_doctor_and_refuses_only_declaring_agents
     assert "cannot be read" in preflight.system_message, preflight
 
 
+def test_the_doctor_judges_a_file_agent_as_the_guard_does_when_the_contract_is_no_json(sandbox):
+    files = dict(SKILLS, **{PA % "rev": agent_md("rev", ["beta"]), PA % "calm": agent_md("calm", ["beta"])})
+    sb = sdk(sandbox, files, raw='{"version": 1, "agents": {"rev": {"skills": ["nope"]')
+    assert guard(sb, "rev").decision == "deny"  # the unreadable value may define rev
+    silent(guard(sb, "calm"))
+    rc, data = doctor(sb)
+    rev = row_of(data, "rev")
+    assert rev["status"] == "FAIL" and rev["file"].startswith("options.agents"), rev
+    assert row_of(data, "calm")["status"] == "ok"
+
+
 @needs_proc
 @pytest.mark.parametrize("value", ["{not json", "missing.json"])
 def test_an_unreadable_claude_agents_value_never_crashes(sandbox, harness_process, value):

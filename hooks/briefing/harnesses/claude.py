@@ -1091,7 +1091,7 @@ def all_claude_agents(machine, every=False):
     it declares nothing and a losing file does. ``every`` also yields the
     winners that declare nothing (rules may brief them).
     """
-    agents, problems, _ = claude_programmatic(machine)
+    agents, problems, unreadable = claude_programmatic(machine)
     for problem in problems:
         yield None, problem
     for agent in agents.values():
@@ -1100,9 +1100,17 @@ def all_claude_agents(machine, every=False):
     roots = [(None, r, True) for r in claude_agent_roots(machine)]
     roots += [(name, os.path.join(root, "agents"), True) for name, root in claude_plugins(machine)]
     # A programmatic definition shadows the files of its name (measured): they are not judged.
-    for found in declaring_md_agents("claude", roots, builtins=CLAUDE_BUILTIN_AGENTS, every=every,
-                                     fileless=frozenset(agents)):
-        yield found
+    for agent, error in declaring_md_agents("claude", roots, builtins=CLAUDE_BUILTIN_AGENTS,
+                                            every=every or bool(unreadable), fileless=frozenset(agents)):
+        if agent is not None and unreadable:
+            # A source that is no JSON may define this name: judged as the spawn path judges it.
+            stand_in = find_programmatic(machine, agent.name)
+            if stand_in is not None:
+                yield stand_in, None
+                continue
+            if not (agent.declares or every):
+                continue
+        yield agent, error
 
 
 def claude_agent_names(machine):
