@@ -193,7 +193,7 @@ def doctor(argv, out=None):
         for text in record["warnings"]:
             say("        WARN: %s\n", text)
     for check in checks:
-        if check["status"] != "ok":
+        if check["status"] != "ok" or check.get("shown"):
             out.write(status_word(check["status"]))
             say("  check  %s: %s\n", check["name"], check["detail"])
     return 1 if failed else 0
@@ -270,6 +270,7 @@ def doctor_checks(machine, harnesses):
     root = plugin_root()
     checks = [h.hooks_check(root) for h in HARNESSES.values() if h.hooks_check]
     checks += [HARNESSES[key].trust_check(machine) for key in harnesses if HARNESSES[key].trust_check]
+    checks += [HARNESSES[key].session_check(machine) for key in harnesses if HARNESSES[key].session_check]
     return checks
 
 

@@ -114,9 +114,15 @@ class Briefing(object):
         return self.parts() is None
 
     @property
+    def blocked(self):
+        """A declaration that cannot be read although it certainly names skills (``Agent.refuses``)."""
+        return bool(self.agent.error and self.agent.refuses)
+
+    @property
     def denies(self):
-        """Refuse the spawn: a declared skill is missing, or the briefing cannot be delivered whole."""
-        return bool(self.missing) or bool(self.file_problems) or self.too_large
+        """Refuse the spawn: a declared skill is missing, the briefing cannot be delivered whole, or
+        the declaration naming the skills cannot be read (a programmatic definition)."""
+        return bool(self.missing) or bool(self.file_problems) or self.too_large or self.blocked
 
     @property
     def deliverable(self):
@@ -217,6 +223,9 @@ class Briefing(object):
 
     def refusal(self):
         """The reason after "agent 'NAME' ": what is wrong and what to change (the pre-flight's line)."""
+        if self.blocked and not self.missing:
+            return "declares skills in a definition briefing cannot read (%s). Fix it; `briefing-doctor` " \
+                   "shows it." % clip(self.agent.error, SHOWN_PROBLEM)
         off = [s.override for s in self.missing if is_off(s)]
         if off:
             override = 'skillOverrides "%s": "off" in %s%s' % (

@@ -71,6 +71,12 @@ class Harness(Record):
     whole_limit     bytes of skill text deliverable whole when part_budget is None
     hooks_check     (plugin root) -> the doctor's check of the hooks file this harness reads
     trust_check     (machine) -> the doctor's check that the harness runs the hooks at all, or None
+    loads_scope     (machine, scope) -> whether the harness loads the configuration of that
+                    scope ("project", "user") in this session; briefing reads its own rules
+                    files of a scope only then (default: always; Claude Code: --setting-sources)
+    session_check   (machine) -> the doctor's check of what the running session loads (Claude
+                    Code: --setting-sources, programmatic agents), or None; ``shown`` in it
+                    makes the text report print it even when ok
     deny            (reason) -> the guard's refusal in this harness's shape, or None for
                     PreToolUse's ``permissionDecision: deny``
     guard_context   the guard's output for a spawn it lets through carries the briefing (or
@@ -99,7 +105,8 @@ class Harness(Record):
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
-                  hooks_check=None, trust_check=None, native_skip=lambda machine, skill: None,
+                  hooks_check=None, trust_check=None, session_check=None,
+                  loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
                   builtin_agents=frozenset(), default_agent=None, agent_names=None,
