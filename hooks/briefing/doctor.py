@@ -65,7 +65,9 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
-    harnesses = tuple(HARNESSES) if options["harness"] in ("all", "both") else (options["harness"],)
+    # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
+    harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
+        "all", "both") else (options["harness"],)
     projects = {h: machine.project(h) for h in harnesses}
     if options["show"] is not None:
         return doctor_show(machine, options["show"], harnesses, options["json"], out)

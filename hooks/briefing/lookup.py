@@ -9,7 +9,7 @@ import os
 from .files import (is_dir, is_file, path_kind, read_json, read_text, top_level_files, walk_files,
                     warn)
 from .names import dedupe, valid_skill_name
-from .records import Agent, ParseError, Skill, Unreadable
+from .records import Agent, ParseError, Project, Skill, Unreadable
 from .yaml_subset import (may_spell, meta_value, parse_frontmatter, parse_skill_meta, skill_meta_of,
                           split_frontmatter)
 
@@ -57,6 +57,46 @@ def relative_inside(rel):
     if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in norm:
         return None
     return norm
+
+
+def project_from_env(machine, variable, where, reads):
+    """The Project of a harness that names its folder to every hook in ``variable`` and reads that
+    folder alone, not the ones above it (Gemini CLI, Qwen Code); else the cwd, taken as that folder.
+    ``where`` says what the folder is ("the folder Gemini CLI was started in")."""
+    env_dir = machine.env.get(variable)
+    if env_dir and os.path.isabs(env_dir) and is_dir(env_dir):
+        folder, source, why = os.path.abspath(env_dir), variable, "$%s, %s" % (variable, where)
+    else:
+        folder, source, why = machine.cwd, "cwd", "%s is not set; the cwd, taken as %s" % (variable, where)
+    return Project(folder, source, why, [folder], reads)
+
+
+def extension_enabled(enablement, name, folders):
+    """Whether extension ``name`` is on in the folder ``folders`` spell (as written, and resolved):
+    the last of its override rules that matches one of them wins.
+
+    ``enablement`` is an ``extension-enablement.json`` of Gemini CLI or of its fork Qwen Code,
+    ``{name: {"overrides": [rule]}}``: a rule is a folder, ``!`` in front to disable, ``*`` at
+    the end for its sub-folders too (ExtensionEnablementManager, Override.fromFileRule).
+    """
+    entry = enablement.get(name) if isinstance(enablement, dict) else None
+    rules = entry.get("overrides") if isinstance(entry, dict) else None
+    spelled = []
+    for folder in folders:
+        here = folder.replace("\\", "/").strip("/")
+        spelled.append("/" + here + "/" if here else "/")
+    enabled = True
+    for rule in rules if isinstance(rules, list) else ():
+        if not isinstance(rule, str):
+            continue
+        disable = rule.startswith("!")
+        base = rule[1:] if disable else rule
+        subfolders = base.endswith("*")
+        base = base.rstrip("*").replace("\\", "/")
+        base = "/" + base.strip("/") + "/" if base.strip("/") else "/"
+        if any(here == base or (subfolders and here.startswith(base)) for here in spelled):
+            enabled = not disable
+    return enabled
 
 
 # -- agent lookup -------------------------------------------------------------

@@ -8,9 +8,9 @@ import os
 
 from ..files import display_path, is_dir, is_file, read_json, read_text, warn
 from . import HARNESSES, Harness
-from ..lookup import key_line_mentions, skill_from_text
+from ..lookup import extension_enabled, key_line_mentions, project_from_env, skill_from_text
 from ..names import dedupe, split_plugin_name, valid_skill_name
-from ..records import Agent, ParseError, Project, Skill, Unreadable
+from ..records import Agent, ParseError, Skill, Unreadable
 from ..toml_subset import parse_html_comment_lists, parse_wildcard_html_comment
 from ..yaml_subset import _unquote, parse_frontmatter, split_frontmatter
 
@@ -86,27 +86,9 @@ def gemini_acknowledged(machine):
 
 
 def gemini_extension_enabled(enablement, name, folder):
-    """Whether extension ``name`` is on in ``folder``: the last of its override rules that matches wins.
-
-    A rule is a folder, ``!`` in front to disable, ``*`` at the end for its
-    sub-folders too (ExtensionEnablementManager in Gemini CLI 0.61.0).
-    """
-    entry = enablement.get(name) if isinstance(enablement, dict) else None
-    rules = entry.get("overrides") if isinstance(entry, dict) else None
-    here = folder.replace("\\", "/").strip("/")
-    here = "/" + here + "/" if here else "/"
-    enabled = True
-    for rule in rules if isinstance(rules, list) else ():
-        if not isinstance(rule, str):
-            continue
-        disable = rule.startswith("!")
-        base = rule[1:] if disable else rule
-        subfolders = base.endswith("*")
-        base = base.rstrip("*").replace("\\", "/")
-        base = "/" + base.strip("/") + "/" if base.strip("/") else "/"
-        if here == base or (subfolders and here.startswith(base)):
-            enabled = not disable
-    return enabled
+    """Whether extension ``name`` is on in ``folder`` (ExtensionEnablementManager in Gemini CLI
+    0.61.0): ``extension_enabled`` with the folder as written."""
+    return extension_enabled(enablement, name, [folder])
 
 
 def find_gemini_project(machine):
@@ -115,14 +97,8 @@ def find_gemini_project(machine):
     Gemini CLI reads ``.gemini/`` and ``.agents/skills`` of that folder only,
     not of the folders above it (facts/gemini-cli.md §1, §17).
     """
-    env_dir = machine.env.get("GEMINI_PROJECT_DIR")
-    if env_dir and os.path.isabs(env_dir) and is_dir(env_dir):
-        folder, source, why = os.path.abspath(env_dir), "GEMINI_PROJECT_DIR", (
-            "$GEMINI_PROJECT_DIR, the folder Gemini CLI was started in")
-    else:
-        folder, source, why = machine.cwd, "cwd", (
-            "GEMINI_PROJECT_DIR is not set; the cwd, taken as the folder Gemini CLI was started in")
-    return Project(folder, source, why, [folder], ".gemini/agents, .gemini/skills and .agents/skills")
+    return project_from_env(machine, "GEMINI_PROJECT_DIR", "the folder Gemini CLI was started in",
+                            ".gemini/agents, .gemini/skills and .agents/skills")
 
 
 def gemini_agent_files(root):
