@@ -40,6 +40,13 @@ class ChatRequest(Logged):
         return not self.tool_names and "summar" in self.system.lower()
 
 
+def unescaped(text):
+    """A hook context as the hook printed it: Qwen Code 0.24.4 writes every ``<`` and ``>`` of an
+    additionalContext as ``&lt;`` and ``&gt;`` (DefaultHookOutput.getAdditionalContext), and
+    nothing else ("&" stays), so these two are all there is to undo."""
+    return text.replace("&lt;", "<").replace("&gt;", ">")
+
+
 def message_text(message):
     content = message.get("content")
     if isinstance(content, list):
