@@ -57,10 +57,14 @@ def installed_home():
 class QwenRun:
     """One fresh HOME (briefing installed) and project, and how to run ``qwen -p`` there."""
 
-    def __init__(self, tmp_path, files=None):
+    def __init__(self, tmp_path, files=None, installed=True):
         self.home = tmp_path / "home"
         self.project = tmp_path / "project"
-        shutil.copytree(str(installed_home()), str(self.home), symlinks=True)
+        if installed:
+            shutil.copytree(str(installed_home()), str(self.home), symlinks=True)
+        else:  # a HOME where the test installs whatever it installs itself
+            (self.home / "tmp").mkdir(parents=True)
+            write_tree(self.home, {".qwen/settings.json": json.dumps(SETTINGS)})
         git_init(self.project)
         self.write(files or {})
 

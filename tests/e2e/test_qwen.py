@@ -192,3 +192,32 @@ def test_after_the_subagent_compacts_the_next_request_holds_the_briefing_once(qw
     assert system.count(SECRET) == 1 and system.count("<briefing agent=\"briefed\"") == 1, system[:3000]
     assert "TASK-FOR:" not in "".join(after[0].texts("user"))  # the first message is gone, as measured
     assert server.main_requests()[-1].tool_results()[-1].startswith("VERDICT-BRIEFED"), server.log
+
+
+# ------------------------------------------------------------------- the Claude Code plugin in Qwen
+
+def test_the_claude_code_plugin_installed_into_qwen_briefs_too(qwen, tmp_path):
+    """``qwen extensions install <repo>:briefing --consent`` copies the Claude Code plugin and runs its
+    hooks/hooks.json (facts/qwen-code.md §7): its Agent guard fires on Qwen's agent tool and part 1 of
+    SubagentStart carries the whole briefing, with a process per part (the doctor WARNs, README)."""
+    import subprocess
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    archive = subprocess.run(["git", "-C", str(qwen_runner.REPO), "archive", "HEAD"], stdout=subprocess.PIPE,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(repo)], input=archive, check=True)
+    run = qwen_runner.QwenRun(tmp_path, {k: v for k, v in FILES.items()
+                                         if "briefed.md" in k or "missing.md" in k or "magic" in k},
+                              installed=False)
+    install = qwen_runner.run_process(
+        ["node", qwen, "extensions", "install", "%s:briefing" % repo, "--consent"],
+        qwen_runner.base_env(run.home), run.home, 120)
+    assert install.rc == 0, install
+    installed = run.home / ".qwen" / "extensions" / "briefing"
+    assert (installed / ".claude-plugin" / "plugin.json").is_file() and (installed / "qwen-extension.json").is_file()
+    with FakeQwen(spawning(["briefed", "missing"])) as server:
+        proc = run.run(server, "go")
+    assert not server.errors and proc.rc == 0, proc
+    briefed, missing = server.main_requests()[-1].tool_results()
+    assert briefed.startswith("VERDICT-BRIEFED %s" % SECRET), briefed
+    assert missing.startswith("briefing: agent 'missing' references unknown skill(s): no-such-skill"), missing
