@@ -302,6 +302,30 @@ def test_private_skills_after_qwens_roots(sandbox):
     assert briefed(sb.run(sb.spawn("a", "qwen"), env=sb.qwen_env()))["mine"] == "PRIVATE\n"
 
 
+def test_files_qwen_loads_itself_are_not_sent_twice(sandbox):
+    """QWEN.md and AGENTS.md of the project are in every Qwen Code agent's system prompt (measured)."""
+    sb = sandbox({QA % "a": qwen_agent("a", ["s"], extra="  files: [QWEN.md, AGENTS.md, notes.md]"),
+                  QS % "s": skill_md("s", "S\n"), "project/QWEN.md": "Q\n", "project/AGENTS.md": "A\n",
+                  "project/notes.md": "NOTES-BODY\n"})
+    context = sb.run(sb.spawn("a", "qwen"), env=sb.qwen_env()).context
+    assert "NOTES-BODY" in context and 'path="QWEN.md"' not in context and 'path="AGENTS.md"' not in context
+
+
+@pytest.mark.parametrize("ignore,warned", [(None, True), (".qwenignore", False), (".gitignore", False),
+                                           (".geminiignore", True)])
+def test_the_folder_tree_names_a_private_skill_unless_ignored(sandbox, ignore, warned):
+    """Qwen Code's folder tree of the project, in every agent's first message, names a private
+    skill's folder; a .qwenignore or .gitignore line hides it (measured on 0.24.4)."""
+    files = {QA % "a": qwen_agent("a", ["mine"]), "project/.briefing/skills/mine/SKILL.md": skill_md("mine", "P\n")}
+    if ignore:
+        files["project/" + ignore] = ".briefing/\n"
+    sb = sandbox(files)
+    sb.path("home/.qwen").mkdir()
+    data = json.loads(sb.doctor("--cwd", str(sb.project), "--harness", "qwen", "--json").out)
+    shown = data["private_skills"][0]["harnesses"]["qwen"]["shown_by"]
+    assert bool(shown) == warned and (not shown or ".qwenignore" in shown), data["private_skills"]
+
+
 # --------------------------------------------------------------------------- 6. pre-flight, doctor, install
 
 def test_the_preflight_names_an_agent_without_hook_context(sandbox):
@@ -367,6 +391,9 @@ def test_the_build_stands_on_its_own(qwen_build, sandbox):
                     program=ext_root / "hooks" / "briefing-preload", check=False)
     checks = {c["name"]: c for c in json.loads(doctor.out)["checks"]}
     assert checks["qwen hooks.json"]["status"] == "ok", checks
+    version = sb.run(stdin="", args=("doctor", "--version"), program=ext_root / "hooks" / "briefing-preload")
+    assert version.out.strip() == "briefing-doctor %s" % json.loads(
+        (REPO / ".claude-plugin" / "plugin.json").read_text())["version"], version
     assert checks["hooks.json"]["status"] == "ok" and "no Claude Code plugin" in checks["hooks.json"]["detail"]
 
 

@@ -202,10 +202,11 @@ def say_files(say, entry, harness=None):
 
 def plugin_version():
     """The version in the plugin manifest beside this script: .claude-plugin/plugin.json, the one
-    place it is written; in the Gemini CLI extension, which has no other manifest, the
-    gemini-extension.json the build wrote it into."""
+    place it is written; in the Gemini CLI or Qwen Code extension, which has no other manifest,
+    the gemini-extension.json or qwen-extension.json the build wrote it into."""
     here = plugin_root()
-    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json"):
+    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json",
+                     "qwen-extension.json"):
         try:
             version = parse_json(read_text(os.path.join(here, manifest))).get("version")
         except (Unreadable, ValueError, AttributeError):

@@ -341,3 +341,47 @@ def winners_in_tree(root, fast, named, builtins):
             if path in paths_of[name]:
                 yield name, path, paths_of[name][path]
                 break
+
+
+# -- a project's folder tree --------------------------------------------------
+
+# Ignore-file lines that hide a private skill's folder from a harness's folder tree, as written (a
+# leading "/" and a trailing "/" or "/**" dropped); {name} is the skill's folder.
+HIDING_LINES = (".briefing", ".briefing/*", ".briefing/skills", ".briefing/skills/*", ".briefing/skills/{name}")
+
+
+def ignore_lines(project, ignore_files):
+    """The lines of the project's ``ignore_files``, as HIDING_LINES writes them."""
+    found = set()
+    for ignore in ignore_files:
+        try:
+            lines = read_text(os.path.join(project, ignore)).splitlines()
+        except Unreadable:
+            continue
+        for line in lines:
+            line = line.strip()
+            for prefix in ("**/", "/"):
+                line = line[len(prefix):] if line.startswith(prefix) else line
+            for suffix in ("/**", "/"):
+                line = line[:-len(suffix)] if line.endswith(suffix) else line
+            found.add(line)
+    return found
+
+
+def tree_shows(machine, path, project, label, own_ignore):
+    """How a harness whose every agent sees the project's folder tree names ``path`` (a private
+    skill's SKILL.md), or None: unless a line of the project's ``own_ignore`` or .gitignore hides
+    it (only the plain lines of HIDING_LINES are recognised: other patterns are not interpreted,
+    then the doctor says so, and the user knows whether the line covers it). Gemini CLI, and its
+    fork Qwen Code, measured (docs/private-skills.md)."""
+    from .standing import names_in
+    parts = next(names_in(machine, path, [project]), "").split("/")
+    if len(parts) != 4 or parts[:2] != [".briefing", "skills"]:
+        return None  # not a private skill of this project: the user folder is never in the tree
+    hiding = {line.format(name=parts[2]) for line in HIDING_LINES}
+    files = (own_ignore, ".gitignore")
+    if hiding & machine.memo(("ignore lines", project, files), lambda: ignore_lines(project, files)):
+        return None
+    return ("%s's folder tree of the project, in every agent's context, names its folder "
+            "(.briefing/skills/%s): add .briefing/skills/ to the project's %s to hide it" % (
+                label, parts[2], own_ignore))

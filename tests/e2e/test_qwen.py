@@ -221,3 +221,28 @@ def test_the_claude_code_plugin_installed_into_qwen_briefs_too(qwen, tmp_path):
     briefed, missing = server.main_requests()[-1].tool_results()
     assert briefed.startswith("VERDICT-BRIEFED %s" % SECRET), briefed
     assert missing.startswith("briefing: agent 'missing' references unknown skill(s): no-such-skill"), missing
+
+
+# ------------------------------------------------------------------- files and private skills
+
+def test_files_and_a_private_skill_as_documented(qwen, tmp_path):
+    """A declared file arrives once (QWEN.md, which Qwen Code loads into every agent itself, is not
+    sent again); a private skill reaches its declaring agent only, and the folder tree in every
+    agent's first message, which names its folder, hides it once .qwenignore says so."""
+    files = {k: v for k, v in FILES.items() if "control.md" in k}
+    files.update({
+        "project/.qwen/agents/filer.md": agent_md("filer", ["zebra-private"], body=BODY % "filer",
+                                                  extra="  files: [QWEN.md, notes.md]"),
+        "project/.briefing/skills/zebra-private/SKILL.md": skill_md("zebra-private", "PRIVATE-%s\n" % SECRET),
+        "project/QWEN.md": "QWEN-MD-MARKER\n", "project/notes.md": "NOTES-MARKER\n",
+        "project/.qwenignore": ".briefing/\n"})
+    run = qwen_runner.QwenRun(tmp_path, files)
+    with FakeQwen(spawning(["filer", "control"])) as server:
+        proc = run.run(server, "go")
+    assert not server.errors and proc.rc == 0, proc
+    filer, control = server.main_requests()[-1].tool_results()
+    assert filer.startswith("VERDICT-BRIEFED %s" % SECRET) and control == "VERDICT-UNBRIEFED", (filer, control)
+    first = server.subagent_requests("filer")[0]
+    assert first.all_text.count("NOTES-MARKER") == 1 and first.all_text.count("QWEN-MD-MARKER") == 1
+    assert not any("zebra-private" in r.all_text for r in server.log if r is not first)
+    assert "zebra-private" not in "".join(first.texts("user"))  # .qwenignore: not in the folder tree

@@ -8,7 +8,7 @@ import os
 
 from ..files import display_path, is_dir, is_file, read_json, read_text, warn
 from . import HARNESSES, Harness
-from ..lookup import extension_enabled, key_line_mentions, project_from_env, skill_from_text
+from ..lookup import extension_enabled, key_line_mentions, project_from_env, skill_from_text, tree_shows
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Skill, Unreadable
 from ..toml_subset import parse_html_comment_lists, parse_wildcard_html_comment
@@ -444,50 +444,14 @@ def gemini_loads_file(machine, agent, path, session):
     return None
 
 
-def gemini_ignore_lines(project):
-    """The lines of the project's .geminiignore and .gitignore, as GEMINI_HIDING_LINES writes them."""
-    found = set()
-    for ignore in (".geminiignore", ".gitignore"):
-        try:
-            lines = read_text(os.path.join(project, ignore)).splitlines()
-        except Unreadable:
-            continue
-        for line in lines:
-            line = line.strip()
-            for prefix in ("**/", "/"):
-                line = line[len(prefix):] if line.startswith(prefix) else line
-            for suffix in ("/**", "/"):
-                line = line[:-len(suffix)] if line.endswith(suffix) else line
-            found.add(line)
-    return found
-
-
-# .geminiignore or .gitignore lines that hide a private skill's folder from Gemini CLI's tree, as
-# written (a leading "/" and a trailing "/" or "/**" dropped); {name} is the skill's folder.
-GEMINI_HIDING_LINES = (".briefing", ".briefing/*", ".briefing/skills", ".briefing/skills/*",
-                       ".briefing/skills/{name}")
-
-
 def gemini_shows_path(machine, path):
     """How Gemini CLI names the project path ``path`` (a private skill's SKILL.md) to every agent.
 
     Measured on 0.61.0 (docs/private-skills.md): every agent's context holds the project's
     folder tree ("Directory Structure"), which honours .gitignore and .geminiignore and so names
-    a project private skill's folder, its name and nothing else of it. A line of the project's
-    .geminiignore or .gitignore that names the folder hides it; only the plain lines of
-    GEMINI_HIDING_LINES are recognised (other patterns are not interpreted: then the doctor
-    says so, and the user knows whether the line covers it).
+    a project private skill's folder, its name and nothing else of it (``tree_shows``).
     """
-    from ..standing import names_in
-    project = machine.project("gemini").folder
-    parts = next(names_in(machine, path, [project]), "").split("/")
-    if len(parts) != 4 or parts[:2] != [".briefing", "skills"]:
-        return None  # not a private skill of this project: the user folder is never in the tree
-    hiding = {line.format(name=parts[2]) for line in GEMINI_HIDING_LINES}
-    if hiding & machine.memo(("gemini ignore lines", project), lambda: gemini_ignore_lines(project)):
-        return None
-    return ("Gemini CLI's folder tree of the project, in every agent's context, names its folder "
-            "(.briefing/skills/%s): add .briefing/skills/ to the project's .geminiignore to hide it" % parts[2])
+    return tree_shows(machine, path, machine.project("gemini").folder, "Gemini CLI", ".geminiignore")
 
 
 HARNESS = Harness(

@@ -11,7 +11,8 @@ import os
 
 from ..files import is_dir, is_file, path_kind, read_json, read_text, shown_path, warn
 from . import HARNESSES, Harness, qwen_dir
-from ..lookup import extension_enabled, index_by_name, key_line_mentions, load_skill, project_from_env
+from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_skill, project_from_env,
+                      tree_shows)
 from ..names import split_plugin_name, valid_skill_name, dedupe
 from ..process import ancestor_named
 from ..records import Agent, ParseError, Skill, Unreadable
@@ -328,6 +329,26 @@ def qwen_unreachable(machine, agent):
             "body says ${hook_context}, and %s has none. %s" % (where, fix))
 
 
+# Measured on 0.24.4 (docs/files.md): the project folder's QWEN.md and AGENTS.md are in the system
+# prompt of every agent, the main one and a custom subagent alike ("--- Context from: QWEN.md ---").
+QWEN_MEMORY_FILES = ("QWEN.md", "AGENTS.md")
+
+
+def qwen_loads_file(machine, agent, path, session):
+    """Why Qwen Code already puts the project file ``path`` into ``agent``, or None."""
+    from ..standing import names_in
+    for rel in names_in(machine, path, [machine.project("qwen").folder]):
+        if rel in QWEN_MEMORY_FILES:
+            return "Qwen Code loads %s into every agent" % rel
+    return None
+
+
+def qwen_shows_path(machine, path):
+    """How Qwen Code names a project private skill to every agent: its folder tree of the project, in
+    each agent's first message, which honours .gitignore and .qwenignore (measured on 0.24.4)."""
+    return tree_shows(machine, path, machine.project("qwen").folder, "Qwen Code", ".qwenignore")
+
+
 QWEN_EXTENSION = "qwen"  # the Qwen Code extension's own root, inside the repository
 
 
@@ -398,6 +419,7 @@ HARNESS = Harness(
     in_use=lambda machine: is_dir(qwen_dir(machine)),
     hooks_check=qwen_hooks_check,
     trust_check=qwen_delivery_check,
+    loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,
     # The agent tool defaults subagent_type to general-purpose (DEFAULT_BUILTIN_SUBAGENT_TYPE).
     builtin_agents=QWEN_BUILTIN_AGENTS, default_agent="general-purpose",
