@@ -142,6 +142,14 @@ def test_a_rule_on_a_builtin_agent_refuses_it_with_the_fix(sandbox):
     assert sb.run(payload, env=sb.qwen_env()).decision == "deny"
 
 
+@pytest.mark.parametrize("rule,refused", [("*", False), ("fork", True)])
+def test_a_fork_is_the_parent_continued_and_no_glob_rule_applies(sandbox, rule, refused):
+    sb = sandbox({"project/.briefing/rules.json": json.dumps({"rules": [{"agents": rule, "skills": ["s"]}]}),
+                  QS % "s": skill_md("s", "S\n")})
+    result = sb.run(sb.guard("Fork", "qwen"), env=sb.qwen_env())
+    assert (result.decision == "deny") == refused, result
+
+
 def test_a_project_file_of_a_builtin_name_takes_the_rule(sandbox):
     """A project agent named general-purpose wins over the built-in, and its body can say ${hook_context}."""
     sb = sandbox({"project/.briefing/rules.json": json.dumps(
@@ -339,6 +347,7 @@ def test_the_doctor_lists_qwen_agents_and_the_requirement(sandbox):
     sb = sandbox({QA % "ok": qwen_agent("ok", ["s"]), QA % "bad": qwen_agent("bad", ["s"], body="x\n"),
                   QA % "field": qwen_agent("field", ["s"], native=["s"]),
                   QA % "var": qwen_agent("var", ["s"], body="${hook_context} ${OTHER}\n"),
+                  QA % "task": qwen_agent("task", ["s"], body="${task_prompt}\n${hook_context}\n"),
                   QS % "s": skill_md("s", "S\n")})
     result = sb.doctor("--cwd", str(sb.project), "--harness", "qwen", "--json")
     assert result.rc == 1, result
@@ -347,6 +356,7 @@ def test_the_doctor_lists_qwen_agents_and_the_requirement(sandbox):
     assert rows["bad"]["status"] == "FAIL" and "${hook_context}" in rows["bad"]["problems"][0]
     assert rows["field"]["status"] == "WARN" and "skills: field" in rows["field"]["warnings"][0]
     assert rows["var"]["status"] == "WARN" and "${OTHER}" in rows["var"]["warnings"][0]
+    assert rows["task"]["status"] == "ok", rows["task"]
     show = sb.doctor("--cwd", str(sb.project), "--harness", "qwen", "--show", "ok")
     assert show.rc == 0 and "where its body says ${hook_context}" in show.out, show
 

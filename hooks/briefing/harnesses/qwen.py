@@ -31,9 +31,16 @@ QWEN_BUILTIN_AGENTS = frozenset(("general-purpose", "Explore", "statusline-setup
                                  "claude-code", "codex"))
 
 
+# subagent_type "fork" (any case) spawns a copy of the parent with its conversation (AgentTool).
+QWEN_FORK = "fork"
+
+
 # The one place a SubagentStart context reaches a subagent: Qwen Code stores it as the template
 # variable hook_context and fills the agent's body in with templateString() (facts §2).
 HOOK_CONTEXT = "${hook_context}"
+
+# The keys every spawn fills into an agent's body: the task, and the hooks' context.
+QWEN_CONTEXT_KEYS = ("task_prompt", "hook_context")
 
 
 def find_qwen_project(machine):
@@ -141,14 +148,14 @@ def unknown_placeholders(body, scope):
     """Why Qwen Code would fail this agent's spawn over a ``${word}`` other than ``${hook_context}``.
 
     templateString() refuses a body naming a key its context lacks (facts §2:
-    ``Missing context values for the following keys``); hook_context is the one
-    key every spawn has.
+    ``Missing context values for the following keys``); every spawn's context has
+    QWEN_CONTEXT_KEYS (AgentTool in 0.24.4).
     """
     keys, at = [], body.find("${")
     while at >= 0:
         end = body.find("}", at)
         word = body[at + 2:end] if end > at else ""
-        if word and word != "hook_context" and (word[0].isalpha() or word[0] == "_") and \
+        if word and word not in QWEN_CONTEXT_KEYS and (word[0].isalpha() or word[0] == "_") and \
                 all(c.isalnum() or c == "_" for c in word) and word not in keys:
             keys.append(word)
         at = body.find("${", at + 2)
@@ -165,6 +172,10 @@ def find_qwen_agent(machine, agent_name):
     """
     if not isinstance(agent_name, str) or not valid_skill_name(agent_name):
         return None
+    if agent_name.lower() == QWEN_FORK:
+        # Not an agent of its own: the parent, continued with its whole conversation. briefing
+        # briefs no main session, so no glob rule applies to it (a rule naming "fork" still does).
+        return Agent("qwen", QWEN_FORK, None, wildcard_rules=False)
     for scope, root in qwen_agent_roots(machine):
         for path in qwen_agent_files(root):
             agent = load_qwen_agent(machine, path, agent_name, scope)
