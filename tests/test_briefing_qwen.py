@@ -421,3 +421,13 @@ def test_the_claude_plugin_installed_into_qwen_briefs_and_the_doctor_says_so(tmp
     checks = {c["name"]: c for c in json.loads(doctor.out)["checks"]}
     assert checks["qwen hooks.json"]["status"] == "WARN", checks
     assert "build-qwen-extension" in checks["qwen hooks.json"]["detail"]
+
+
+def test_the_bundled_qwen_example(sandbox):
+    """examples/qwen: demo-briefed gets the phrase, demo-control nothing, the doctor is healthy."""
+    sb = sandbox()
+    example = REPO / "examples" / "qwen"
+    shown = sb.doctor("--cwd", str(example), "--harness", "qwen", "--show", "demo-briefed")
+    assert shown.rc == 0 and "heron-lattice-4417" in shown.out, shown
+    assert sb.doctor("--cwd", str(example), "--harness", "qwen", "--show", "demo-control").rc == 1
+    assert sb.doctor("--cwd", str(example), "--harness", "qwen").rc == 0
