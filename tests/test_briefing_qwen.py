@@ -424,10 +424,18 @@ def test_the_claude_plugin_installed_into_qwen_briefs_and_the_doctor_says_so(tmp
 
 
 def test_the_bundled_qwen_example(sandbox):
-    """examples/qwen: demo-briefed gets the phrase, demo-control nothing, the doctor is healthy."""
+    """examples/qwen: demo-briefed gets its phrase and demo-control nothing; without the line
+    ${hook_context} (examples/README.md says to try it) the doctor fails it, naming the fix."""
+    import shutil
     sb = sandbox()
-    example = REPO / "examples" / "qwen"
-    shown = sb.doctor("--cwd", str(example), "--harness", "qwen", "--show", "demo-briefed")
-    assert shown.rc == 0 and "heron-lattice-4417" in shown.out, shown
-    assert sb.doctor("--cwd", str(example), "--harness", "qwen", "--show", "demo-control").rc == 1
-    assert sb.doctor("--cwd", str(example), "--harness", "qwen").rc == 0
+    example = sb.project / "qwen-example"
+    shutil.copytree(str(REPO / "examples" / "qwen"), str(example))
+    show = json.loads(sb.doctor("--cwd", str(example), "--harness", "qwen", "--show", "demo-briefed",
+                                "--json").out)["shows"][0]
+    assert "heron-lattice-4417" in rebuild([p["text"] for p in show["parts"]]).skills["demo-magic"]
+    control = sb.doctor("--cwd", str(example), "--harness", "qwen", "--show", "demo-control")
+    assert control.rc == 1 and "declares no skills" in control.err, control
+    agent = example / ".qwen" / "agents" / "demo-briefed.md"
+    agent.write_text(agent.read_text().replace("${hook_context}\n", ""))
+    broken = sb.doctor("--cwd", str(example), "--harness", "qwen")
+    assert broken.rc == 1 and "Add a line ${hook_context} to the body of" in broken.out, broken
