@@ -246,3 +246,21 @@ def test_files_and_a_private_skill_as_documented(qwen, tmp_path):
     assert first.all_text.count("NOTES-MARKER") == 1 and first.all_text.count("QWEN-MD-MARKER") == 1
     assert not any("zebra-private" in r.all_text for r in server.log if r is not first)
     assert "zebra-private" not in "".join(first.texts("user"))  # .qwenignore: not in the folder tree
+
+
+def test_past_the_guard_a_missing_skill_gets_the_abort_instruction_at_hook_context(qwen, tmp_path):
+    """A skill gone between the guard and the start (here: the guard is taken out of the installed
+    hooks file, so the spawn gets past it): the abort instruction takes the briefing's place, in the
+    subagent's system prompt, and carries no skill."""
+    run = qwen_runner.QwenRun(tmp_path, {k: v for k, v in FILES.items() if "missing.md" in k})
+    hooks_path = run.home / ".qwen" / "extensions" / "briefing" / "hooks" / "hooks.json"
+    hooks = json.loads(hooks_path.read_text())
+    del hooks["hooks"]["PreToolUse"]
+    hooks_path.write_text(json.dumps(hooks))
+    with FakeQwen(spawning(["missing"])) as server:
+        proc = run.run(server, "go")
+    assert not server.errors and proc.rc == 0, proc
+    system = unescaped(server.subagent_requests("missing")[0].system)
+    start = system.index('<briefing agent="missing" status="abort">')
+    abort = system[start:system.index("</briefing>", start) + len("</briefing>")]
+    assert rebuild([abort]).aborted and "no-such-skill" in abort and "<skill " not in system, abort
