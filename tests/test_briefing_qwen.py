@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from conftest import HOOK_PYTHON, REPO, agent_md, skill_md
+from conftest import DIR, HOOK_PYTHON, REPO, Fifo, Symlink, agent_md, skill_md
 from framing import rebuild
 from hook_commands import briefing_handlers
 
@@ -332,6 +332,31 @@ def test_the_folder_tree_names_a_private_skill_unless_ignored(sandbox, ignore, w
     data = json.loads(sb.doctor("--cwd", str(sb.project), "--harness", "qwen", "--json").out)
     shown = data["private_skills"][0]["harnesses"]["qwen"]["shown_by"]
     assert bool(shown) == warned and (not shown or ".qwenignore" in shown), data["private_skills"]
+
+
+# --------------------------------------------------------------------------- hostile input
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", ".hidden", "x" * 5000, "a\x00b", "ext:../../etc"])
+def test_agent_names_that_try_to_escape_say_nothing(sandbox, name):
+    sb = sandbox({"project/x.md": qwen_agent("x", ["gone"]), QA % "ok": qwen_agent("ok", ["gone"])})
+    assert sb.run(sb.guard(name, "qwen"), env=sb.qwen_env()).out == ""
+
+
+@pytest.mark.parametrize("entry", [Fifo(), DIR, Symlink("/dev/zero"), Symlink("nowhere.md")])
+def test_an_agent_folder_entry_that_is_no_file_is_passed_over(sandbox, entry):
+    """Only regular files are agents: a FIFO, a folder, a device or a dangling link named *.md is
+    skipped, never read (it would block or never end), and the next file is found."""
+    sb = sandbox({QA % "a": entry, QA % "b": qwen_agent("target", ["gone"])})
+    result = sb.run(sb.guard("target", "qwen"), env=sb.qwen_env(), timeout=10)
+    assert result.decision == "deny", result
+
+
+@pytest.mark.parametrize("name", ["../../home/.qwen/skills/s", "acme:../s", "s/../s"])
+def test_skill_names_that_try_to_escape_are_refused(sandbox, name):
+    sb = sandbox(dict(ext("acme"), **{QA % "a": qwen_agent("a", [name]),
+                                      "home/.qwen/skills/s/SKILL.md": skill_md("s", "S\n")}))
+    result = sb.run(sb.guard("a", "qwen"), env=sb.qwen_env())
+    assert result.decision == "deny", result
 
 
 # --------------------------------------------------------------------------- 6. pre-flight, doctor, install
