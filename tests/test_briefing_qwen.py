@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from conftest import DIR, HOOK_PYTHON, REPO, Fifo, Symlink, agent_md, skill_md
+from conftest import DIR, HOOK, HOOK_PYTHON, REPO, Fifo, Symlink, agent_md, skill_md
 from framing import rebuild
 from hook_commands import briefing_handlers
 
@@ -302,6 +302,32 @@ def test_an_extension_skill_is_extension_colon_name(sandbox):
     sb = sandbox(files)
     assert briefed(sb.run(sb.spawn("a", "qwen"), env=sb.qwen_env()))["acme:tool"] == "EXT-TOOL\n"
     assert sb.run(sb.guard("b", "qwen"), env=sb.qwen_env()).decision == "deny"  # a bare name never finds it
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/cmdline"), reason="needs /proc")
+def test_a_bundled_skill_is_found_beside_the_cli_that_runs_the_hook(sandbox, tmp_path):
+    """Qwen Code's own skills are in ``bundled/`` beside its cli.js, which the node process that
+    started the hook names on its command line (here a shell called node runs a cli.js script)."""
+    sb = sandbox({QA % "a": qwen_agent("a", ["shipped"]), QA % "b": qwen_agent("b", ["ghost"])})
+    package = tmp_path / "pkg"
+    (package / "bundled" / "shipped").mkdir(parents=True)
+    (package / "bundled" / "shipped" / "SKILL.md").write_text(skill_md("shipped", "SHIPPED-BODY\n"))
+    (package / "cli.js").write_text('"$1" "$2" < "$3"; true\n')  # "; true": no exec, the shell stays the parent
+    node = tmp_path / "bin" / "node"
+    node.parent.mkdir()
+    os.symlink("/bin/sh", str(node))
+
+    def run(agent):
+        payload = tmp_path / "payload.json"
+        payload.write_text(json.dumps(sb.spawn(agent, "qwen")))
+        proc = subprocess.run([str(node), str(package / "cli.js"), HOOK_PYTHON, str(HOOK), str(payload)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(sb.project),
+                              env=sb.env(**sb.qwen_env()), timeout=60)
+        assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
+        return proc.stdout.decode()
+
+    assert "SHIPPED-BODY" in run("a")
+    assert "status=\\\"abort\\\"" in run("b")
 
 
 def test_private_skills_after_qwens_roots(sandbox):

@@ -117,7 +117,8 @@ class Briefing(object):
 
     @property
     def denies(self):
-        """Refuse the spawn: a declared skill is missing, or the briefing cannot be delivered whole."""
+        """Refuse the spawn: a declared skill is missing, or the briefing cannot be delivered whole,
+        or no hook can put it into this agent before its first turn (``unreachable``)."""
         return bool(self.missing) or bool(self.file_problems) or self.too_large or bool(self.unreachable)
 
     @property

@@ -24,7 +24,10 @@ SECRET = "MAGIC-QWEN-7f3a"
 EXT_SECRET = "EXT-MAGIC-51c2"
 BIG = "".join("big skill line %05d, read me whole\n" % i for i in range(1875)) + "BIG-END-MARKER\n"  # 60,015 chars
 
-SPAWNS = ["briefed", "control", "missing", "nohook", "big", "general-purpose", "ext-briefed", "ext-plain"]
+SPAWNS = ["briefed", "control", "missing", "nohook", "big", "general-purpose", "ext-briefed", "ext-plain",
+          "shipped"]
+# A skill Qwen Code ships (bundled/simplify/SKILL.md beside its cli.js): its body's first heading.
+BUNDLED = "# Simplify Recent Changes"
 
 FILES = {
     "project/.qwen/agents/briefed.md": agent_md("briefed", ["magic"], body=BODY % "briefed"),
@@ -32,6 +35,7 @@ FILES = {
     "project/.qwen/agents/missing.md": agent_md("missing", ["no-such-skill"], body=BODY % "missing"),
     "project/.qwen/agents/nohook.md": agent_md("nohook", ["magic"], body="You are nohook, no placeholder.\n"),
     "project/.qwen/agents/big.md": agent_md("big", ["big"], body=BODY % "big"),
+    "project/.qwen/agents/shipped.md": agent_md("shipped", ["simplify"], body=BODY % "shipped"),
     "project/.qwen/skills/magic/SKILL.md": skill_md("magic", "The phrase is %s.\n" % SECRET),
     "project/.qwen/skills/big/SKILL.md": skill_md("big", BIG),
     # a rule on Qwen Code's built-in general-purpose: no hook reaches it before its first turn
@@ -53,7 +57,7 @@ def spawning(names):
         if request.is_summary:
             return say("<state_snapshot>the subagent ran its commands</state_snapshot>", usage=190000)
         if any("TASK-FOR:" in t for t in request.texts("user")):
-            found = [s for s in (SECRET, EXT_SECRET, "BIG-END-MARKER") if request.contains(s)]
+            found = [s for s in (SECRET, EXT_SECRET, "BIG-END-MARKER", BUNDLED) if request.contains(s)]
             return say("VERDICT-BRIEFED %s" % " ".join(found) if found else "VERDICT-UNBRIEFED")
         done = len(request.tool_results())
         if done < len(names):
@@ -147,6 +151,12 @@ def test_extension_agents_as_documented(session):
     assert results["ext-briefed"].startswith("VERDICT-BRIEFED %s" % EXT_SECRET), results
     assert "copy it to .qwen/agents/" in results["ext-plain"], results
     assert server.subagent_requests("ext-plain") == []
+
+
+def test_a_skill_qwen_code_ships_is_found_where_it_ships_it(session):
+    server, results, _ = session
+    assert results["shipped"] == "VERDICT-BRIEFED %s" % BUNDLED, results
+    assert not any(BUNDLED in r.all_text for r in server.subagent_requests("control"))
 
 
 def test_one_hook_process_per_spawn_event(session):
