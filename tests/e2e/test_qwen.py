@@ -25,7 +25,7 @@ EXT_SECRET = "EXT-MAGIC-51c2"
 BIG = "".join("big skill line %05d, read me whole\n" % i for i in range(1875)) + "BIG-END-MARKER\n"  # 60,015 chars
 
 SPAWNS = ["briefed", "control", "missing", "nohook", "big", "general-purpose", "ext-briefed", "ext-plain",
-          "shipped"]
+          "shipped", "filer"]
 # A skill Qwen Code ships (bundled/simplify/SKILL.md beside its cli.js): its body's first heading.
 BUNDLED = "# Simplify Recent Changes"
 
@@ -36,6 +36,12 @@ FILES = {
     "project/.qwen/agents/nohook.md": agent_md("nohook", ["magic"], body="You are nohook, no placeholder.\n"),
     "project/.qwen/agents/big.md": agent_md("big", ["big"], body=BODY % "big"),
     "project/.qwen/agents/shipped.md": agent_md("shipped", ["simplify"], body=BODY % "shipped"),
+    # a private skill and files: QWEN.md Qwen Code loads itself, notes.md only briefing delivers
+    "project/.qwen/agents/filer.md": agent_md("filer", ["zebra-private"], body=BODY % "filer",
+                                              extra="  files: [QWEN.md, notes.md]"),
+    "project/.briefing/skills/zebra-private/SKILL.md": skill_md("zebra-private", "PRIVATE-%s\n" % SECRET),
+    "project/QWEN.md": "QWEN-MD-MARKER\n", "project/notes.md": "NOTES-MARKER\n",
+    "project/.qwenignore": ".briefing/\n",
     "project/.qwen/skills/magic/SKILL.md": skill_md("magic", "The phrase is %s.\n" % SECRET),
     "project/.qwen/skills/big/SKILL.md": skill_md("big", BIG),
     # a rule on Qwen Code's built-in general-purpose: no hook reaches it before its first turn
@@ -233,28 +239,15 @@ def test_the_claude_code_plugin_installed_into_qwen_briefs_too(qwen, tmp_path):
     assert missing.startswith("briefing: agent 'missing' references unknown skill(s): no-such-skill"), missing
 
 
-# ------------------------------------------------------------------- files and private skills
-
-def test_files_and_a_private_skill_as_documented(qwen, tmp_path):
+def test_files_and_a_private_skill_as_documented(session):
     """A declared file arrives once (QWEN.md, which Qwen Code loads into every agent itself, is not
     sent again); a private skill reaches its declaring agent only, and the folder tree in every
     agent's first message, which names its folder, hides it once .qwenignore says so."""
-    files = {k: v for k, v in FILES.items() if "control.md" in k}
-    files.update({
-        "project/.qwen/agents/filer.md": agent_md("filer", ["zebra-private"], body=BODY % "filer",
-                                                  extra="  files: [QWEN.md, notes.md]"),
-        "project/.briefing/skills/zebra-private/SKILL.md": skill_md("zebra-private", "PRIVATE-%s\n" % SECRET),
-        "project/QWEN.md": "QWEN-MD-MARKER\n", "project/notes.md": "NOTES-MARKER\n",
-        "project/.qwenignore": ".briefing/\n"})
-    run = qwen_runner.QwenRun(tmp_path, files)
-    with FakeQwen(spawning(["filer", "control"])) as server:
-        proc = run.run(server, "go")
-    assert not server.errors and proc.rc == 0, proc
-    filer, control = server.main_requests()[-1].tool_results()
-    assert filer.startswith("VERDICT-BRIEFED %s" % SECRET) and control == "VERDICT-UNBRIEFED", (filer, control)
+    server, results, _ = session
+    assert results["filer"].startswith("VERDICT-BRIEFED %s" % SECRET), results
     first = server.subagent_requests("filer")[0]
     assert first.all_text.count("NOTES-MARKER") == 1 and first.all_text.count("QWEN-MD-MARKER") == 1
-    assert not any("zebra-private" in r.all_text for r in server.log if r is not first)
+    assert not any("zebra-private" in r.all_text for r in server.log if r not in server.subagent_requests("filer"))
     assert "zebra-private" not in "".join(first.texts("user"))  # .qwenignore: not in the folder tree
 
 
