@@ -142,6 +142,16 @@ def test_a_rule_on_a_builtin_agent_refuses_it_with_the_fix(sandbox):
     assert sb.run(payload, env=sb.qwen_env()).decision == "deny"
 
 
+@pytest.mark.parametrize("name,refused", [("nobody-here", False), ("explore", True), ("x" * 3000, False)])
+def test_a_glob_rule_refuses_builtins_only_not_names_qwen_does_not_know(sandbox, name, refused):
+    """An unknown name is Qwen Code's to refuse ("not found"); a built-in's, in any case, is briefing's."""
+    sb = sandbox({"project/.briefing/rules.json": json.dumps({"rules": [{"agents": "*", "skills": ["s"]}]}),
+                  QS % "s": skill_md("s", "S\n")})
+    result = sb.run(sb.guard(name, "qwen"), env=sb.qwen_env())
+    assert (result.decision == "deny") == refused, result
+    assert len(result.out.encode()) < 2000, result
+
+
 @pytest.mark.parametrize("rule,refused", [("*", False), ("fork", True)])
 def test_a_fork_is_the_parent_continued_and_no_glob_rule_applies(sandbox, rule, refused):
     sb = sandbox({"project/.briefing/rules.json": json.dumps({"rules": [{"agents": rule, "skills": ["s"]}]}),

@@ -16,6 +16,7 @@ from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_
 from ..names import split_plugin_name, valid_skill_name, dedupe
 from ..process import ancestor_named
 from ..records import Agent, ParseError, Skill, Unreadable
+from ..text import shown_name
 from ..yaml_subset import frontmatter_name, may_spell, parse_frontmatter, split_frontmatter
 
 
@@ -29,6 +30,7 @@ QWEN_LIMIT = 512 * 1024
 # over one (loadSubagent: session, project, user, extension, then built-in).
 QWEN_BUILTIN_AGENTS = frozenset(("general-purpose", "Explore", "statusline-setup", "review-agent",
                                  "claude-code", "codex"))
+QWEN_BUILTIN_LOWER = frozenset(name.lower() for name in QWEN_BUILTIN_AGENTS)  # it matches case-blind
 
 
 # subagent_type "fork" (any case) spawns a copy of the parent with its conversation (AgentTool).
@@ -315,11 +317,18 @@ def qwen_unreachable(machine, agent):
     unbriefed, or never when it calls no tool. So the spawn is refused.
     """
     if agent.path is None:
+        if agent.name.lower() == QWEN_FORK:
+            return ("cannot be briefed: a fork continues the parent's own conversation and prompt, which "
+                    "has no ${hook_context}, and no hook reaches it before its first turn. Keep the rule "
+                    "from naming fork.")
+        if agent.name.lower() not in QWEN_BUILTIN_LOWER:
+            return None  # no such agent: Qwen Code itself answers "Subagent ... not found"
+        name = shown_name(agent.name)
         return ("cannot be briefed: Qwen Code's built-in agent '%s' has no ${hook_context} in its prompt, "
                 "and no hook reaches a subagent before its first turn any other way. Give it a file "
                 "of your own, .qwen/agents/%s.md with name: %s and a line ${hook_context} in its body (a "
                 "project agent wins over the built-in), or keep the rule from applying to it." % (
-                    agent.name, agent.name, agent.name))
+                    name, name, name))
     marks = machine.state.setdefault("qwen_hook_context", {})
     if agent.path not in marks:
         try:
