@@ -83,7 +83,9 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
-    harnesses = tuple(HARNESSES) if options["harness"] in ("all", "both") else (options["harness"],)
+    # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
+    harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
+        "all", "both") else (options["harness"],)
     projects = {h: machine.project(h) for h in harnesses}
     if options["audit"]:
         from .audit.report import doctor_audit  # the records' reader: --audit only
@@ -224,10 +226,11 @@ def say_files(say, entry, harness=None):
 
 def plugin_version():
     """The version in the plugin manifest beside this script: .claude-plugin/plugin.json, the one
-    place it is written; in the Gemini CLI extension, which has no other manifest, the
-    gemini-extension.json the build wrote it into."""
+    place it is written; in the Gemini CLI or Qwen Code extension, which has no other manifest,
+    the gemini-extension.json or qwen-extension.json the build wrote it into."""
     here = plugin_root()
-    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json"):
+    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json",
+                     "qwen-extension.json"):
         try:
             version = parse_json(read_text(os.path.join(here, manifest))).get("version")
         except (Unreadable, ValueError, AttributeError):

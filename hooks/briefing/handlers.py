@@ -214,6 +214,10 @@ def deliver(briefing, part, event, again=False):
             return None
         warn("agent '%s' in %s: %s" % (briefing.agent.name, briefing.agent.path, briefing.unreadable))
         return {"systemMessage": not_briefed_message(briefing)}
+    if briefing.unreachable:
+        # No context of ours reaches it (not even the abort instruction): the human hears it.
+        return {"systemMessage": briefing.reason().replace("briefing: ", "briefing: NOT briefed: ", 1)} if (
+            part == 1) else None
     if briefing.denies:
         if part != 1:
             return None

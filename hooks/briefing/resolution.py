@@ -26,8 +26,10 @@ class Briefing(object):
     """
 
     def __init__(self, agent, checked, delivered, session=False, rules=(), renderings=None, files=(),
-                 delivered_files=()):
+                 delivered_files=(), unreachable=None):
         self.agent = agent
+        # Why no hook can brief this agent before its first turn, with the fix (Harness.unreachable).
+        self.unreachable = unreachable
         self.files = list(files)  # standing.FileEntry per ``files`` entry: the declaration's, then the rules'
         self.delivered_files = list(delivered_files)  # standing.StandingFile the hook injects, after the skills
         self.harness = HARNESSES[agent.harness]
@@ -120,9 +122,11 @@ class Briefing(object):
 
     @property
     def denies(self):
-        """Refuse the spawn: a declared skill is missing, the briefing cannot be delivered whole, or
-        the declaration naming the skills cannot be read (a programmatic definition)."""
-        return bool(self.missing) or bool(self.file_problems) or self.too_large or self.blocked
+        """Refuse the spawn: a declared skill is missing, the briefing cannot be delivered whole,
+        the declaration naming the skills cannot be read (a programmatic definition), or no hook
+        can put it into this agent before its first turn (``unreachable``)."""
+        return (bool(self.missing) or bool(self.file_problems) or self.too_large or self.blocked
+                or bool(self.unreachable))
 
     @property
     def deliverable(self):
@@ -243,6 +247,8 @@ class Briefing(object):
             verb, fix = "references", "Install the skill(s)%s or fix %s." % (
                 ", remove %s," % override if off else "",
                 self.where(self.missing + self.file_problems, shown=True))
+        elif self.unreachable and not self.too_large:
+            return self.unreachable
         elif self.file_problems:
             verb, fix = "declares", "Create or fix the file(s) inside the project, or fix %s." % self.where(
                 self.file_problems, shown=True)
@@ -367,7 +373,8 @@ def build_briefing(agent, machine, session=False, rules=None):
         from .standing import build_entries, resolve_entries
         entries = build_entries(machine, harness, agent, rules)
         files = resolve_entries(machine, entries, lambda path: harness.loads_file(machine, agent, path, session))
-    return Briefing(agent, checked, delivered, session, rules, renderings, entries, files)
+    return Briefing(agent, checked, delivered, session, rules, renderings, entries, files,
+                    harness.unreachable(machine, agent))
 
 
 def resolve_skill(harness, machine, name, source):
