@@ -7,7 +7,7 @@ import os
 import sys
 
 from .constants import MAX_FILE_BYTES
-from .files import display_path, is_dir, is_inside, plugin_root, read_text, real_path
+from .files import display_path, is_dir, is_inside, plugin_root, read_text
 from .harnesses import HARNESSES
 from .jsontext import parse_json
 from .machine import Machine
@@ -249,8 +249,7 @@ def skill_record(skill, briefing):
             "unrenderable" if briefing.unrendered(skill) else "unreadable")
     else:
         status = "ok"
-        mine = {real_path(s.path) for s in briefing.delivered}
-        if skill.path and real_path(skill.path) in mine:
+        if briefing.injects_file_of(skill):
             delivered_by = "briefing"
         elif briefing.harness.preloads_native:
             delivered_by = {"claude": "claude-code"}.get(briefing.harness.key, briefing.harness.key)

@@ -39,6 +39,8 @@ class Briefing(object):
         self.rules = list(rules)
         self.renderings = renderings or {}  # id(Skill) -> its Rendering, for a skill the harness renders
         self._parts = None
+        self._delivered_ids = None  # id() of each delivered skill, built once (the doctor asks per skill)
+        self._delivered_real = None  # the real path of each delivered skill's file, built once
 
     @property
     def missing(self):
@@ -286,6 +288,18 @@ class Briefing(object):
             verdict += " (%s: %s)" % skill.passed[0]  # a file with that name, but not to the harness
         return verdict
 
+    def injects(self, skill):
+        """Whether ``skill`` itself is one the hook injects (constant time: a doctor asks for each)."""
+        if self._delivered_ids is None:
+            self._delivered_ids = {id(s) for s in self.delivered}
+        return id(skill) in self._delivered_ids
+
+    def injects_file_of(self, skill):
+        """Whether the hook injects ``skill``'s file, as this or another declared name."""
+        if self._delivered_real is None:
+            self._delivered_real = {real_path(s.path) for s in self.delivered if s.path}
+        return bool(skill.path) and real_path(skill.path) in self._delivered_real
+
     def _verdict_of(self, skill):
         if skill.problem and self.unrendered(skill):
             return "refused: cannot be delivered as %s delivers it: %s" % (self.harness.label, skill.problem)
@@ -297,9 +311,9 @@ class Briefing(object):
             if skill.path is None:
                 return "native (%s preloads it: %s)" % (self.harness.label, skill.held)
             return "native (%s preloads)" % self.harness.label
-        if self.session or any(s is skill for s in self.delivered):
+        if self.session or self.injects(skill):
             return skill.source  # "briefing", or "rule": briefing injects it
-        if any(same_file(s, skill) for s in self.delivered):
+        if self.injects_file_of(skill):
             return "%s (declared twice)" % skill.source
         return "%s, preloaded by %s (also in skills:)" % (skill.source, self.harness.label)
 
@@ -404,10 +418,6 @@ def render_problem(rendering):
         return rendering.problem
     number, text = rendering.line
     return "line %d: %s: %s" % (number, clip(text.strip(), 80), rendering.problem)
-
-
-def same_file(a, b):
-    return bool(a.path and b.path) and real_path(a.path) == real_path(b.path)
 
 
 def is_off(skill):
