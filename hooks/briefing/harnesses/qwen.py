@@ -381,16 +381,11 @@ def qwen_hooks_check(root):
     that briefs too, with a process per part.
     """
     from ..constants import PARTS
-    from ..hooks_files import one_handler_each, part_of, read_hooks  # the doctor's checks only
-    ext = root if is_file(os.path.join(root, "qwen-extension.json")) else os.path.join(root, QWEN_EXTENSION)
-    if not is_file(os.path.join(ext, "qwen-extension.json")):
-        return {"name": "qwen hooks.json", "status": "ok",
-                "detail": "this copy of briefing carries no Qwen Code extension"}
-    path = os.path.join(ext, "hooks", "hooks.json")
-    try:
-        hooks = read_hooks(path)
-    except (Unreadable, ValueError, AttributeError) as exc:
-        return {"name": "qwen hooks.json", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
+    from ..hooks_files import extension_hooks, one_handler_each, part_of  # the doctor's checks only
+    ext, hooks, result = extension_hooks(root, "qwen-extension.json", QWEN_EXTENSION, "qwen hooks.json",
+                                         "Qwen Code")
+    if result:
+        return result
     if is_file(os.path.join(ext, ".claude-plugin", "plugin.json")):
         # Installed as a Claude Code plugin (qwen extensions install <repo>:briefing): Qwen Code runs
         # Claude Code's file. The Agent matcher fires on its agent tool, and part 1 carries everything.
