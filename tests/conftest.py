@@ -379,6 +379,8 @@ class Sandbox:
     def transcript(self, harness):
         if harness == "codex":
             return str(self.codex_home / "sessions" / "2026" / "11" / "30" / "rollout-x.jsonl")
+        if harness == "qwen":
+            return str(self.home / ".qwen" / "projects" / "-project" / "chats" / "s-1.jsonl")
         return str(self.home / ".claude" / "projects" / "-project" / "s.jsonl")
 
     def copilot_env(self, plugin_root=None, **overrides):
@@ -389,6 +391,16 @@ class Sandbox:
                "COPILOT_PROJECT_DIR": str(self.project), "CLAUDE_PROJECT_DIR": str(self.project),
                "PLUGIN_ROOT": root, "COPILOT_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root,
                "COPILOT_HOOK_DIR": os.path.join(root, "hooks")}
+        env.update(overrides)
+        return env
+
+    def qwen_env(self, **overrides):
+        """The variables Qwen Code 0.24.4 sets for a hook (qwen-code.md §1): the project three
+        times over, QWEN_CODE_* (its shell tool sets those too), no CLAUDE_PLUGIN_ROOT."""
+        env = {"QWEN_PROJECT_DIR": str(self.project), "CLAUDE_PROJECT_DIR": str(self.project),
+               "GEMINI_PROJECT_DIR": str(self.project), "QWEN_CODE_SESSION_ID": "s-1",
+               "QWEN_CODE_AGENT_ID": "", "QWEN_CODE_MODEL": "fake-model", "QWEN_CODE_CLI": "",
+               "QWEN_CODE_PROJECT_DIR": str(self.home / ".qwen" / "projects" / "-project")}
         env.update(overrides)
         return env
 
@@ -406,6 +418,10 @@ class Sandbox:
             data.update(model="fake-model", permission_mode="bypassPermissions")
             if event != "SessionStart":
                 data["turn_id"] = "t-1"
+        if harness == "qwen":
+            data.update(timestamp="2026-12-03T11:14:18.343Z", permission_mode="yolo")
+            data.update(dict(source="startup", model="fake-model") if event == "SessionStart" else
+                        dict(prompt_id="s-1########0"))
         data.update(fields)
         return data
 
@@ -432,13 +448,19 @@ class Sandbox:
         return data
 
     def spawn(self, agent_type, harness="claude", **fields):
-        return self.payload("SubagentStart", harness, agent_id="a1", agent_type=agent_type, **fields)
+        agent_id = "%s-call_1" % agent_type if harness == "qwen" else "a1"
+        return self.payload("SubagentStart", harness, agent_id=agent_id, agent_type=agent_type, **fields)
 
     def guard(self, subagent_type, harness="claude", **fields):
         if harness == "copilot":
             tool_input = {"agent_type": subagent_type, "description": "d", "prompt": "p",
                           "name": "sub", "mode": "sync"}
             return self.payload("PreToolUse", "copilot", tool_name="Agent", tool_input=tool_input, **fields)
+        if harness == "qwen":
+            tool_input = {"description": "d", "prompt": "p", "subagent_type": subagent_type,
+                          "run_in_background": False}
+            return self.payload("PreToolUse", "qwen", tool_name="agent", tool_input=tool_input,
+                                tool_use_id="toolu_1", tool_call_id="call_1", **fields)
         if harness == "codex":
             tool_input = {"agent_type": subagent_type, "message": "do it"}
             return self.payload("PreToolUse", "codex", tool_name="spawn_agent",

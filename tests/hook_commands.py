@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 PLACEHOLDERS = ("${CLAUDE_PLUGIN_ROOT}", "${extensionPath}")
 HOOKS_FILES = ["hooks/hooks.json", "hooks/hooks.codex.json", "hooks/hooks.copilot.json",
-               "gemini/hooks/hooks.json"]
+               "gemini/hooks/hooks.json", "qwen/hooks/hooks.json"]
 GEMINI_PREFIX = 'set "\\" <#"; '
 
 

@@ -25,7 +25,7 @@ main(sys.argv[1:])
 sys.stdout.write("\\n" + json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "briefing")))
 """
 
-HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini")}
+HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini", "qwen", "opencode", "kilo")}
 EVERY_RUN = {"briefing", "briefing.main", "briefing.handlers", "briefing.harnesses"}
 
 FILES = {
@@ -40,6 +40,9 @@ FILES = {
     "home/.gemini/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
     "project/.claude/agents/filed.md": agent_md("filed", extra="briefing:\n  files: [docs/*.md]"),
     "project/docs/notes.md": "NOTES\n",
+    "project/.qwen/agents/qgood.md": agent_md("qgood", ["style"], body="${hook_context}\n"),
+    "project/.qwen/agents/qbroken.md": agent_md("qbroken", ["gone"], body="${hook_context}\n"),
+    "project/.qwen/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
 }
 
 # (row, payload and args and env, the one harness module it may load, what else it may load)
@@ -60,6 +63,9 @@ ROWS = [
                                   "tool_input": {"agent_name": "gem", "prompt": "p"}}, (),
                                  {"GEMINI_SESSION_ID": "g", "GEMINI_PROJECT_DIR": str(sb.project)}),
      "gemini", set()),
+    # Issue 38: Qwen Code sets CLAUDE_PROJECT_DIR too; its own QWEN_PROJECT_DIR decides.
+    ("qwen guard", lambda sb: (sb.guard("qbroken", "qwen"), (), sb.qwen_env()), "qwen", {"briefing.private"}),
+    ("qwen brief", lambda sb: (sb.spawn("qgood", "qwen"), (), sb.qwen_env()), "qwen", set()),
     ("claude pre-flight", lambda sb: (sb.payload("SessionStart", source="startup"), ("--part", "1"), {}),
      "claude", {"briefing.survey", "briefing.private", "briefing.standing",  # the survey builds filed's briefing too
                 "briefing.audit", "briefing.audit.claude"}),  # issue 40: the last session's records

@@ -18,8 +18,10 @@ import sys
 
 import pytest
 
-from conftest import DIR, Symlink, agent_md, load_hook, role_toml, skill_md
+from conftest import Symlink, agent_md, hook_package, role_toml, skill_md
 from framing import rebuild
+
+hook_package()  # ``briefing`` importable: the tests below also call its functions directly
 
 RULES = "project/.briefing/rules.json"
 SEED = int(os.environ.get("BRIEFING_PROPERTY_SEED", "20261203"))
@@ -361,3 +363,47 @@ def test_a_deeply_nested_legacy_codex_role_is_unreadable_not_a_crash(sandbox):
         assert rebuild([start.context]).skills == {"s": "S\n"}, start
     out = sb.doctor("--cwd", str(sb.project), "--harness", "codex")
     assert "Traceback" not in out.err, out
+
+
+# --------------------------------------------------------------------------------------------
+# 3. Long lists: entries past FILE_ENTRIES are refused, each saying so; skills and files lists of
+#    generated lengths give the same verdict in the guard and the doctor, in bounded words
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("count", [1, 255, 256, 257, 3000])
+def test_generated_long_lists_are_refused_exactly_and_in_bounded_words(sandbox, count):
+    from briefing.constants import DENY_LIMIT
+    from briefing.standing import FILE_ENTRIES
+    rng = random.Random(SEED + count)
+    files, entries, missing = {}, [], False
+    for i in range(count):
+        kind = rng.choice(["plain", "glob", "gone"] if count < 300 else ["plain", "glob"])
+        if kind == "plain":
+            files["project/f/%d.md" % i] = "F%d" % i
+            entries.append("f/%d.md" % i)
+        elif kind == "glob":
+            files["project/g/%d/a.md" % i] = "G%d" % i
+            entries.append("g/%d/*.md" % i)
+        else:
+            entries.append("gone/%d.md" % i)
+            missing = missing or i < FILE_ENTRIES
+    skills = ["s%d" % i for i in range(count)]
+    for name in skills:
+        if count >= 300 or rng.random() < 0.95:
+            files["project/.claude/skills/%s/SKILL.md" % name] = skill_md(name, "S\n")
+        else:
+            missing = True
+    declaration = "briefing:\n  files: [%s]\n  skills: [%s]\n" % (", ".join(json.dumps(e) for e in entries),
+                                                                  ", ".join(skills))
+    files["project/.claude/agents/rev.md"] = agent_md("rev", extra=declaration)
+    sb = sandbox(files)
+    reason = guard_reason(sb.run(sb.guard("rev")))
+    refused = count > FILE_ENTRIES or missing
+    assert (reason is not None) == refused, (count, reason)
+    if reason:
+        assert len(reason.encode("utf-8")) < DENY_LIMIT, len(reason)
+    row, out = doctor_row(sb, "rev")
+    assert (row["status"] == "FAIL") == refused, row["status"]
+    past = [m for e in row["files"][FILE_ENTRIES:] for m in e["matches"]]
+    assert len(past) == max(0, count - FILE_ENTRIES) and all(
+        m["problem"].startswith("past the 256 entries") for m in past), past[:1]

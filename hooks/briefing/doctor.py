@@ -7,7 +7,7 @@ import os
 import sys
 
 from .constants import MAX_FILE_BYTES
-from .files import display_path, is_dir, is_inside, plugin_root, read_text, real_path
+from .files import display_path, is_dir, is_inside, plugin_root, read_text
 from .harnesses import HARNESSES
 from .jsontext import parse_json
 from .machine import Machine
@@ -83,7 +83,9 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
-    harnesses = tuple(HARNESSES) if options["harness"] in ("all", "both") else (options["harness"],)
+    # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
+    harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
+        "all", "both") else (options["harness"],)
     projects = {h: machine.project(h) for h in harnesses}
     if options["audit"]:
         from .audit.report import doctor_audit  # the records' reader: --audit only
@@ -193,7 +195,7 @@ def doctor(argv, out=None):
         for text in record["warnings"]:
             say("        WARN: %s\n", text)
     for check in checks:
-        if check["status"] != "ok":
+        if check["status"] != "ok" or check.get("shown"):
             out.write(status_word(check["status"]))
             say("  check  %s: %s\n", check["name"], check["detail"])
     return 1 if failed else 0
@@ -224,10 +226,11 @@ def say_files(say, entry, harness=None):
 
 def plugin_version():
     """The version in the plugin manifest beside this script: .claude-plugin/plugin.json, the one
-    place it is written; in the Gemini CLI extension, which has no other manifest, the
-    gemini-extension.json the build wrote it into."""
+    place it is written; in the Gemini CLI or Qwen Code extension, which has no other manifest,
+    the gemini-extension.json or qwen-extension.json the build wrote it into."""
     here = plugin_root()
-    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json"):
+    for manifest in (os.path.join(".claude-plugin", "plugin.json"), "gemini-extension.json",
+                     "qwen-extension.json"):
         try:
             version = parse_json(read_text(os.path.join(here, manifest))).get("version")
         except (Unreadable, ValueError, AttributeError):
@@ -246,8 +249,7 @@ def skill_record(skill, briefing):
             "unrenderable" if briefing.unrendered(skill) else "unreadable")
     else:
         status = "ok"
-        mine = {real_path(s.path) for s in briefing.delivered}
-        if skill.path and real_path(skill.path) in mine:
+        if briefing.injects_file_of(skill):
             delivered_by = "briefing"
         elif briefing.harness.preloads_native:
             delivered_by = {"claude": "claude-code"}.get(briefing.harness.key, briefing.harness.key)
@@ -270,6 +272,7 @@ def doctor_checks(machine, harnesses):
     root = plugin_root()
     checks = [h.hooks_check(root) for h in HARNESSES.values() if h.hooks_check]
     checks += [HARNESSES[key].trust_check(machine) for key in harnesses if HARNESSES[key].trust_check]
+    checks += [HARNESSES[key].session_check(machine) for key in harnesses if HARNESSES[key].session_check]
     return checks
 
 

@@ -161,11 +161,11 @@ def handle_pre_tool_use(payload, part):
         warn("rules file %s: %s; its rules are not applied" % (path, why))
     if briefing is None:
         return None
+    if briefing.denies:  # an unreadable programmatic definition naming skills too (Agent.refuses)
+        return harness.deny_output(briefing.reason())
     if briefing.unreadable:
         # Someone's unreadable agent file is not a missing skill: say so, never block on it.
         warn("agent '%s' in %s: %s" % (briefing.agent.name, briefing.agent.path, briefing.unreadable))
-    elif briefing.denies:
-        return harness.deny_output(briefing.reason())
     return spawn_output(harness, briefing, tool_input, payload.get("hook_event_name"))
 
 
@@ -209,11 +209,15 @@ def deliver(briefing, part, event, again=False):
     """
     if briefing is None or (briefing.harness.part_budget is None and part != 1):
         return None  # this harness takes the whole briefing, in one context, from part 1
-    if briefing.unreadable:
+    if briefing.unreadable and not briefing.denies:
         if part != 1:
             return None
         warn("agent '%s' in %s: %s" % (briefing.agent.name, briefing.agent.path, briefing.unreadable))
         return {"systemMessage": not_briefed_message(briefing)}
+    if briefing.unreachable:
+        # No context of ours reaches it (not even the abort instruction): the human hears it.
+        return {"systemMessage": briefing.reason().replace("briefing: ", "briefing: NOT briefed: ", 1)} if (
+            part == 1) else None
     if briefing.denies:
         if part != 1:
             return None

@@ -9,7 +9,7 @@ import os
 from .files import (is_dir, is_file, path_kind, read_json, read_text, top_level_files, walk_files,
                     warn)
 from .names import dedupe, valid_skill_name
-from .records import Agent, ParseError, Skill, Unreadable
+from .records import Agent, ParseError, Project, Skill, Unreadable
 from .yaml_subset import (may_spell, meta_value, parse_frontmatter, parse_skill_meta, skill_meta_of,
                           split_frontmatter)
 
@@ -70,6 +70,46 @@ def folders_to_git_root(folder):
         if parent == current:
             return folders, False
         current = parent
+
+
+def project_from_env(machine, variable, where, reads):
+    """The Project of a harness that names its folder to every hook in ``variable`` and reads that
+    folder alone, not the ones above it (Gemini CLI, Qwen Code); else the cwd, taken as that folder.
+    ``where`` says what the folder is ("the folder Gemini CLI was started in")."""
+    env_dir = machine.env.get(variable)
+    if env_dir and os.path.isabs(env_dir) and is_dir(env_dir):
+        folder, source, why = os.path.abspath(env_dir), variable, "$%s, %s" % (variable, where)
+    else:
+        folder, source, why = machine.cwd, "cwd", "%s is not set; the cwd, taken as %s" % (variable, where)
+    return Project(folder, source, why, [folder], reads)
+
+
+def extension_enabled(enablement, name, folders):
+    """Whether extension ``name`` is on in the folder ``folders`` spell (as written, and resolved):
+    the last of its override rules that matches one of them wins.
+
+    ``enablement`` is an ``extension-enablement.json`` of Gemini CLI or of its fork Qwen Code,
+    ``{name: {"overrides": [rule]}}``: a rule is a folder, ``!`` in front to disable, ``*`` at
+    the end for its sub-folders too (ExtensionEnablementManager, Override.fromFileRule).
+    """
+    entry = enablement.get(name) if isinstance(enablement, dict) else None
+    rules = entry.get("overrides") if isinstance(entry, dict) else None
+    spelled = []
+    for folder in folders:
+        here = folder.replace("\\", "/").strip("/")
+        spelled.append("/" + here + "/" if here else "/")
+    enabled = True
+    for rule in rules if isinstance(rules, list) else ():
+        if not isinstance(rule, str):
+            continue
+        disable = rule.startswith("!")
+        base = rule[1:] if disable else rule
+        subfolders = base.endswith("*")
+        base = base.rstrip("*").replace("\\", "/")
+        base = "/" + base.strip("/") + "/" if base.strip("/") else "/"
+        if any(here == base or (subfolders and here.startswith(base)) for here in spelled):
+            enabled = not disable
+    return enabled
 
 
 # -- agent lookup -------------------------------------------------------------
@@ -314,3 +354,47 @@ def winners_in_tree(root, fast, named, builtins):
             if path in paths_of[name]:
                 yield name, path, paths_of[name][path]
                 break
+
+
+# -- a project's folder tree --------------------------------------------------
+
+# Ignore-file lines that hide a private skill's folder from a harness's folder tree, as written (a
+# leading "/" and a trailing "/" or "/**" dropped); {name} is the skill's folder.
+HIDING_LINES = (".briefing", ".briefing/*", ".briefing/skills", ".briefing/skills/*", ".briefing/skills/{name}")
+
+
+def ignore_lines(project, ignore_files):
+    """The lines of the project's ``ignore_files``, as HIDING_LINES writes them."""
+    found = set()
+    for ignore in ignore_files:
+        try:
+            lines = read_text(os.path.join(project, ignore)).splitlines()
+        except Unreadable:
+            continue
+        for line in lines:
+            line = line.strip()
+            for prefix in ("**/", "/"):
+                line = line[len(prefix):] if line.startswith(prefix) else line
+            for suffix in ("/**", "/"):
+                line = line[:-len(suffix)] if line.endswith(suffix) else line
+            found.add(line)
+    return found
+
+
+def tree_shows(machine, path, project, label, own_ignore):
+    """How a harness whose every agent sees the project's folder tree names ``path`` (a private
+    skill's SKILL.md), or None: unless a line of the project's ``own_ignore`` or .gitignore hides
+    it (only the plain lines of HIDING_LINES are recognised: other patterns are not interpreted,
+    then the doctor says so, and the user knows whether the line covers it). Gemini CLI, and its
+    fork Qwen Code, measured (docs/private-skills.md)."""
+    from .standing import names_in
+    parts = next(names_in(machine, path, [project]), "").split("/")
+    if len(parts) != 4 or parts[:2] != [".briefing", "skills"]:
+        return None  # not a private skill of this project: the user folder is never in the tree
+    hiding = {line.format(name=parts[2]) for line in HIDING_LINES}
+    files = (own_ignore, ".gitignore")
+    if hiding & machine.memo(("ignore lines", project, files), lambda: ignore_lines(project, files)):
+        return None
+    return ("%s's folder tree of the project, in every agent's context, names its folder "
+            "(.briefing/skills/%s): add .briefing/skills/ to the project's %s to hide it" % (
+                label, parts[2], own_ignore))

@@ -121,7 +121,13 @@ class Machine(object):
         return files + [("user", self.user_rules_file)]
 
     def rules(self, key):
-        """(every Rule of harness ``key``'s rules files, [(path, why)] of unusable files), read once."""
+        """(every Rule of harness ``key``'s rules files, [(path, why)] of unusable files), read once.
+
+        Only the files of the scopes the harness loads in this session (``Harness.loads_scope``:
+        ``claude --setting-sources``): a session isolated from the project reads no project rules.
+        """
         if key not in self._rules:
-            self._rules[key] = read_rules(self.rules_files(key))
+            harness = HARNESSES[key]
+            self._rules[key] = read_rules([(scope, path) for scope, path in self.rules_files(key)
+                                           if harness.loads_scope(self, scope)])
         return self._rules[key]

@@ -15,6 +15,7 @@ whose skills the harness holds never loads this module.
 import os
 
 from .files import display_path, is_inside, path_kind, real_path
+from .harnesses import HARNESSES
 from .lookup import load_skill
 from .names import valid_skill_name
 from .records import PRIVATE_ORIGIN, Skill
@@ -81,7 +82,10 @@ def private_skill(machine, key, name, source):
     if not valid_skill_name(name):
         return None
     unusable = None
-    for _, root in live_private_roots(machine, key):
+    loads = HARNESSES[key].loads_scope
+    for scope, root in live_private_roots(machine, key):
+        if source != "briefing" and not loads(machine, scope):
+            continue  # a rule brings nothing of a scope the session is isolated from (docs/agent-sdk.md)
         skill, usable = private_candidate(machine, root, name, source)
         if usable:
             return skill

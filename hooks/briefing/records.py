@@ -46,7 +46,7 @@ class Agent(object):
     """An agent file found for a name, with its declaration (or why it has none)."""
 
     __slots__ = ("harness", "name", "path", "skills", "native", "legacy", "error", "warnings",
-                 "wildcard_rules", "files")
+                 "wildcard_rules", "files", "refuses")
 
     def __init__(self, harness, name, path, skills=None, native=None, legacy=False, error=None,
                  warnings=None, wildcard_rules=True, files=None):
@@ -60,6 +60,9 @@ class Agent(object):
         self.warnings = warnings or []  # what stands between the file and its spawn, for the doctor
         self.wildcard_rules = wildcard_rules  # False: the declaration opts out of glob rules
         self.files = files or []  # project files the declaration names (docs/files.md)
+        # An unreadable declaration that certainly names skills (a programmatic definition,
+        # docs/agent-sdk.md): refused like a missing skill, where an unreadable file is only reported.
+        self.refuses = False
 
     @property
     def declares(self):

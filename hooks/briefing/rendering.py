@@ -217,7 +217,9 @@ def render_abort(briefing):
     """The instruction an agent gets instead of a partial briefing."""
     agent = briefing.agent
     failing = briefing.missing + briefing.file_problems
-    if failing:
+    if briefing.blocked and not failing:
+        names, why = "the skills its definition declares", "its definition cannot be read"
+    elif failing:
         names = briefing.listed(failing)
         why = "%d of the %d it declares" % (len(failing), len(briefing.checked) + sum(
             len(entry.files) for entry in briefing.files))

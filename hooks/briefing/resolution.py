@@ -26,8 +26,10 @@ class Briefing(object):
     """
 
     def __init__(self, agent, checked, delivered, session=False, rules=(), renderings=None, files=(),
-                 delivered_files=()):
+                 delivered_files=(), unreachable=None):
         self.agent = agent
+        # Why no hook can brief this agent before its first turn, with the fix (Harness.unreachable).
+        self.unreachable = unreachable
         self.files = list(files)  # standing.FileEntry per ``files`` entry: the declaration's, then the rules'
         self.delivered_files = list(delivered_files)  # standing.StandingFile the hook injects, after the skills
         self.harness = HARNESSES[agent.harness]
@@ -37,6 +39,8 @@ class Briefing(object):
         self.rules = list(rules)
         self.renderings = renderings or {}  # id(Skill) -> its Rendering, for a skill the harness renders
         self._parts = None
+        self._delivered_ids = None  # id() of each delivered skill, built once (the doctor asks per skill)
+        self._delivered_real = None  # the real path of each delivered skill's file, built once
 
     @property
     def missing(self):
@@ -114,9 +118,17 @@ class Briefing(object):
         return self.parts() is None
 
     @property
+    def blocked(self):
+        """A declaration that cannot be read although it certainly names skills (``Agent.refuses``)."""
+        return bool(self.agent.error and self.agent.refuses)
+
+    @property
     def denies(self):
-        """Refuse the spawn: a declared skill is missing, or the briefing cannot be delivered whole."""
-        return bool(self.missing) or bool(self.file_problems) or self.too_large
+        """Refuse the spawn: a declared skill is missing, the briefing cannot be delivered whole,
+        the declaration naming the skills cannot be read (a programmatic definition), or no hook
+        can put it into this agent before its first turn (``unreachable``)."""
+        return (bool(self.missing) or bool(self.file_problems) or self.too_large or self.blocked
+                or bool(self.unreachable))
 
     @property
     def deliverable(self):
@@ -217,6 +229,9 @@ class Briefing(object):
 
     def refusal(self):
         """The reason after "agent 'NAME' ": what is wrong and what to change (the pre-flight's line)."""
+        if self.blocked and not self.missing:
+            return "declares skills in a definition briefing cannot read (%s). Fix it; `briefing-doctor` " \
+                   "shows it." % clip(self.agent.error, SHOWN_PROBLEM)
         off = [s.override for s in self.missing if is_off(s)]
         if off:
             override = 'skillOverrides "%s": "off" in %s%s' % (
@@ -234,6 +249,8 @@ class Briefing(object):
             verb, fix = "references", "Install the skill(s)%s or fix %s." % (
                 ", remove %s," % override if off else "",
                 self.where(self.missing + self.file_problems, shown=True))
+        elif self.unreachable and not self.too_large:
+            return self.unreachable
         elif self.file_problems:
             verb, fix = "declares", "Create or fix the file(s) inside the project, or fix %s." % self.where(
                 self.file_problems, shown=True)
@@ -271,6 +288,18 @@ class Briefing(object):
             verdict += " (%s: %s)" % skill.passed[0]  # a file with that name, but not to the harness
         return verdict
 
+    def injects(self, skill):
+        """Whether ``skill`` itself is one the hook injects (constant time: a doctor asks for each)."""
+        if self._delivered_ids is None:
+            self._delivered_ids = {id(s) for s in self.delivered}
+        return id(skill) in self._delivered_ids
+
+    def injects_file_of(self, skill):
+        """Whether the hook injects ``skill``'s file, as this or another declared name."""
+        if self._delivered_real is None:
+            self._delivered_real = {real_path(s.path) for s in self.delivered if s.path}
+        return bool(skill.path) and real_path(skill.path) in self._delivered_real
+
     def _verdict_of(self, skill):
         if skill.problem and self.unrendered(skill):
             return "refused: cannot be delivered as %s delivers it: %s" % (self.harness.label, skill.problem)
@@ -282,9 +311,9 @@ class Briefing(object):
             if skill.path is None:
                 return "native (%s preloads it: %s)" % (self.harness.label, skill.held)
             return "native (%s preloads)" % self.harness.label
-        if self.session or any(s is skill for s in self.delivered):
+        if self.session or self.injects(skill):
             return skill.source  # "briefing", or "rule": briefing injects it
-        if any(same_file(s, skill) for s in self.delivered):
+        if self.injects_file_of(skill):
             return "%s (declared twice)" % skill.source
         return "%s, preloaded by %s (also in skills:)" % (skill.source, self.harness.label)
 
@@ -358,7 +387,8 @@ def build_briefing(agent, machine, session=False, rules=None):
         from .standing import build_entries, resolve_entries
         entries = build_entries(machine, harness, agent, rules)
         files = resolve_entries(machine, entries, lambda path: harness.loads_file(machine, agent, path, session))
-    return Briefing(agent, checked, delivered, session, rules, renderings, entries, files)
+    return Briefing(agent, checked, delivered, session, rules, renderings, entries, files,
+                    harness.unreachable(machine, agent))
 
 
 def resolve_skill(harness, machine, name, source):
@@ -388,10 +418,6 @@ def render_problem(rendering):
         return rendering.problem
     number, text = rendering.line
     return "line %d: %s: %s" % (number, clip(text.strip(), 80), rendering.problem)
-
-
-def same_file(a, b):
-    return bool(a.path and b.path) and real_path(a.path) == real_path(b.path)
 
 
 def is_off(skill):

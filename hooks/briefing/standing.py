@@ -29,6 +29,11 @@ ENTRY_CHARS = 1024
 PATH_DEPTH = 64
 
 
+# An agent's files come from at most this many entries (its declaration's, then its rules'): each
+# may walk WALK_FOLDERS folders. Entries past it are refused, each saying so: merge them into globs.
+FILE_ENTRIES = 256
+
+
 # Folders a wildcard never walks into (nor does ``*`` match them): hidden ones (``.git``, ``.venv``)
 # unless the pattern names them (``.claude/rules/*.md``), and these heavy trees of other people's files.
 SKIPPED_FOLDERS = frozenset(("node_modules", "__pycache__", "site-packages", "bower_components"))
@@ -110,8 +115,8 @@ def resolve_entries(machine, entries, loads_file):
     already loads (``loads_file(path)`` says why) is not delivered at all.
     """
     delivered, seen = [], {}
+    match_entries(machine, entries)
     for entry in entries:
-        match_entry(machine, entry)
         for found in entry.files:
             if found.problem:
                 continue
@@ -133,6 +138,16 @@ def resolve_entries(machine, entries, loads_file):
     return delivered
 
 
+def match_entries(machine, entries):
+    """``match_entry`` for each of ``entries``, the first FILE_ENTRIES of them; the rest are refused."""
+    for index, entry in enumerate(entries):
+        if index < FILE_ENTRIES:
+            match_entry(machine, entry)
+        else:
+            entry.files = [StandingFile(entry.text, entry, problem=(
+                "past the %d entries an agent's files may have: merge entries into globs" % FILE_ENTRIES))]
+
+
 def match_entry(machine, entry):
     """Fill ``entry.files``: the file a plain path names, or every file a glob matches."""
     segments, problem = entry_segments(entry.text)
@@ -148,7 +163,7 @@ def match_entry(machine, entry):
         entry.files = [found]
         return
     try:
-        matches, entry.skipped = walk_glob(entry.base, segments, base_real)
+        matches, entry.skipped = walk_glob(machine, entry.base, segments, base_real)
     except GlobRefused as exc:
         entry.files = [StandingFile(entry.text, entry, problem=str(exc))]
         return
@@ -219,7 +234,14 @@ def match_kind(path):
     return "a link to something that is not a regular file"
 
 
-def walk_glob(base, segments, base_real):
+def sorted_listing(folder):
+    try:
+        return sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def walk_glob(machine, base, segments, base_real):
     """([(relative name, path)] of the files below ``base`` that ``segments`` match, sorted by name;
     [(relative name, why)] of what it matched and skipped).
 
@@ -228,7 +250,8 @@ def walk_glob(base, segments, base_real):
     device is skipped, and said so. A wildcard never enters a linked folder, a hidden
     one (unless the pattern's segment starts with a dot) or a SKIPPED_FOLDERS one; a
     literal folder that is a link is followed while it stays inside the project, and
-    refuses the entry when it leads out of it. Bounded: see WALK_FOLDERS and PATH_DEPTH.
+    refuses the entry when it leads out of it. Bounded: see WALK_FOLDERS and PATH_DEPTH (a
+    folder is listed once per payload, however many entries walk it).
     """
     found, skipped, visited, listed = {}, {}, set(), [0]
     stack = [(base, (), 0)]
@@ -237,10 +260,7 @@ def walk_glob(base, segments, base_real):
         listed[0] += 1
         if listed[0] > WALK_FOLDERS:
             raise GlobRefused("the glob walks more than %d folders: narrow it" % WALK_FOLDERS)
-        try:
-            return sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            return []
+        return machine.memo(("glob listing", folder), lambda: sorted_listing(folder))
 
     def is_folder(entry):
         try:
@@ -377,8 +397,7 @@ def rule_entries(machine, harness, rule):
     """The FileEntries of one rule on its own (no agent: what the harness loads is not known)."""
     base = rule_base(rule, machine.project(harness.key).folder)
     entries = [FileEntry(text, "rule", rule, base) for text in rule.files]
-    for entry in entries:
-        match_entry(machine, entry)
+    match_entries(machine, entries)
     return entries
 
 

@@ -161,6 +161,8 @@ def verdict(briefing, error, every_skill=True):
         problems.append("briefing of %d bytes (%s) is over the %d-byte limit: declare fewer or smaller "
                         "skills in %s" % (briefing.total_bytes, sizes, briefing.limit_bytes,
                                           briefing.where(briefing.items)))
+    if briefing.unreachable and every_skill:
+        problems.append(briefing.unreachable)
     warnings += briefing.agent.warnings
     if briefing.agent.legacy:
         # Codex 0.169 drops a role file with an unknown table (facts/codex.md §4): the role
@@ -189,7 +191,7 @@ def preflight(machine, harness):
     or '' when every declaration would brief."""
     if not is_dir(machine.cwd):
         return ""
-    harnesses = (harness.key,) if harness else tuple(HARNESSES)
+    harnesses = (harness.key,) if harness else tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine))
     records, checks = rule_report(machine, harnesses)
     lines = ["- %s" % check["detail"].replace(machine.home, "~", 1) for check in checks]
     for record in records:

@@ -166,7 +166,7 @@ class FakeServer:
                     self.wfile.write(body)
                     return
                 self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Type", fake.content_type(request))
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
@@ -196,6 +196,10 @@ class FakeServer:
 
     def accepts(self, path):
         raise NotImplementedError
+
+    def content_type(self, request):
+        """The Content-Type of the reply to ``request``: a stream of server-sent events by default."""
+        return "text/event-stream"
 
     def expected_other(self, entry):
         """Whether ``entry``, a request that was not a model request, is one this server expects."""

@@ -6,6 +6,7 @@ user message, and gives Explore and Plan none of it (docs/files.md). A rule with
 ``"files": ["CLAUDE.md"]`` closes that gap for Explore; the subagent answers from its own request.
 """
 import json
+import os
 
 import pytest
 
@@ -83,6 +84,42 @@ def test_a_missing_plain_file_refuses_the_spawn(machine):
     assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'Explore' declares undeliverable "
                            "file(s): STANDARDS.md (no such file)"), text
     assert "rule 'Explore' in" in text, text
+
+
+@pytest.mark.parametrize("entry, files, expected", [
+    # Issue 36, hole 1: once a RecursionError in the hook, which printed nothing and let Explore run unbriefed.
+    ("d/" * 400 + "f.md", {}, "d/" * 30 + "d\u2026 (a path of 401 names, over the 64-name limit)"),
+    # Issue 36, hole 5: once dropped without a word, and Explore briefed as if the entry did not exist.
+    ("linked/*.md", {"outside/secret.md": "SECRET", "project/linked": "->../outside"},
+     "linked/*.md (linked is a link out of the project folder (to "),
+], ids=["deep-entry", "glob-through-a-link-out"])
+def test_an_entry_past_a_bound_or_through_a_link_out_refuses_the_spawn(machine, entry, files, expected):
+    claude = machine(claude_spawner(["Explore"], []))
+    claude.write({path: text for path, text in files.items() if not text.startswith("->")})
+    for path, text in files.items():
+        if text.startswith("->"):
+            os.symlink(text[2:], str(claude.root / path))
+    claude.write({"project/.briefing/rules.json": json.dumps({"rules": [{"agents": "Explore", "files": [entry]}]})})
+
+    ok(claude.run("Look around."))
+    text = claude_denial(claude.server, "the entry cannot be delivered")
+    assert text.startswith("PreToolUse:Agent hook error: briefing: agent 'Explore' declares undeliverable "
+                           "file(s): " + expected), text
+    assert claude.server.subagent_requests() == [], "Explore must not start"
+
+
+def test_a_glob_skips_a_linked_folder_and_briefs_the_rest(machine):
+    # Issue 36, hole 4: docs/* matched docs/shared -> ../shared and refused it as "not a regular file".
+    secret = marker("docs")
+    claude = machine(claude_spawner(["Explore"], [secret]))
+    claude.write({"project/docs/a.md": "Code word %s.\n" % secret, "project/shared/s.md": "shared",
+                  "project/.briefing/rules.json": json.dumps({"rules": [{"agents": "Explore", "files": ["docs/*"]}]})})
+    os.symlink("../shared", str(claude.root / "project" / "docs" / "shared"))
+
+    ok(claude.run("Look around."))
+    (sub,) = [r for r in claude.server.subagent_requests() if subagent_parts(r)][:1]
+    assert rebuild(subagent_parts(sub)).files == {"docs/a.md": "Code word %s.\n" % secret}
+    assert BRIEFED in reports(claude.server)[0]
 
 
 MEMORY = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", ".claude/rules/style.md",

@@ -372,3 +372,39 @@ def test_without_python_the_user_is_told_and_spawns_go_on_unbriefed(machine):
     request = first_request(m.server, 1)
     assert request.first_text() == task(1), "no briefing can have been delivered"
     assert UNBRIEFED in agent_results(m.server)[0].get("output", "")
+
+
+def test_arguments_too_deep_to_pass_on_refuse_a_declaring_spawn(machine):
+    """Issue 36, hole 2: the guard passes the spawn's arguments on whole or not at all. An
+    ``invoke_agent`` call with an extra argument nested 500 levels deep (more than
+    SPAWN_INPUT_DEPTH, 64; before the fix the hook's output raised RecursionError, printed
+    nothing, and the agent ran unbriefed) must never start the declaring agent; one that
+    declares nothing runs as it is."""
+    alpha = Skill("alpha")
+    deep = "LEAF"
+    for _ in range(500):
+        deep = {"k": deep}
+
+    def script(r):
+        if r.is_subagent:
+            return [complete_task("Report: " + verdict(r.all_text, markers_of([alpha])))]
+        done = len(r.responses())
+        if done < 2:
+            call = invoke_agent(["reviewer", "plain"][done], task(done + 1))
+            call["functionCall"]["args"]["extra"] = deep
+            return [call]
+        return "All done."
+
+    m = machine(script)
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/reviewer.md": agent_md("reviewer", ["alpha"]),
+             "home/.gemini/agents/plain.md": agent_md("plain")})
+    ok(m.run())
+    server = m.server
+    assert not any(r.first_text().endswith(task(1)) for r in server.subagent_requests()), \
+        "the declaring agent started although its arguments could not be passed on whole"
+    first, second = agent_results(server)
+    assert "error" in first, first
+    assert ("briefing: agent 'reviewer' cannot be briefed: its spawn's arguments nest more than 64 "
+            "levels deep") in first["error"], first
+    assert UNBRIEFED in second.get("output", ""), second  # declares nothing: untouched

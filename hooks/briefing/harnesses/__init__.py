@@ -1,7 +1,8 @@
 """The harnesses: the registry, and what detection needs to know of each one.
 
 Everything that differs for a harness lives in its own module here
-(``claude``, ``codex``, ``copilot``, ``gemini``, ``opencode`` and ``kilo``), as one ``Harness`` called
+(``claude``, ``codex``, ``copilot``, ``gemini``, ``qwen``, ``opencode`` and ``kilo``), as one
+``Harness`` called
 ``HARNESS`` plus the discovery it names: its project, agents, skills, native
 preload, hooks-file checks. Nothing outside these modules branches on which
 harness it is.
@@ -14,6 +15,8 @@ Claude Code spawn never loads the discovery of Codex, Copilot CLI or Gemini CLI.
 Adding a harness: write ``harnesses/<key>.py`` with its ``HARNESS``, and add its
 ``Record`` to ``RECORDS`` below. Nothing else changes.
 """
+import os
+
 from ..constants import PARTS
 
 
@@ -71,6 +74,12 @@ class Harness(Record):
     whole_limit     bytes of skill text deliverable whole when part_budget is None
     hooks_check     (plugin root) -> the doctor's check of the hooks file this harness reads
     trust_check     (machine) -> the doctor's check that the harness runs the hooks at all, or None
+    loads_scope     (machine, scope) -> whether the harness loads the configuration of that
+                    scope ("project", "user") in this session; briefing reads its own rules
+                    files of a scope only then (default: always; Claude Code: --setting-sources)
+    session_check   (machine) -> the doctor's check of what the running session loads (Claude
+                    Code: --setting-sources, programmatic agents), or None; ``shown`` in it
+                    makes the text report print it even when ok
     deny            (reason) -> the guard's refusal in this harness's shape, or None for
                     PreToolUse's ``permissionDecision: deny``
     guard_context   the guard's output for a spawn it lets through carries the briefing (or
@@ -93,18 +102,25 @@ class Harness(Record):
     redelivery      when an agent receives its briefing in this harness, in words (the doctor)
     shows_path      (machine, path) -> how the harness names that project path to every agent
                     (a private skill's folder in a view of the project's files), or None
+    unreachable     (machine, agent) -> why no hook can put a briefing into that agent before its
+                    first turn, with what to change, or None (default): the spawn of an agent
+                    briefing would brief is then refused (Qwen Code: no ``${hook_context}``)
+    in_use          (machine) -> whether this machine runs the harness at all: the doctor's and an
+                    unknown harness's pre-flight leave one out that does not (default: every one)
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
                     again), or None (default: it loads none); measured per harness, docs/files.md
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
-                  hooks_check=None, trust_check=None, native_skip=lambda machine, skill: None,
+                  hooks_check=None, trust_check=None, session_check=None,
+                  loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
                   builtin_agents=frozenset(), default_agent=None, agent_names=None,
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
+                  unreachable=lambda machine, agent: None, in_use=lambda machine: True,
                   shows_path=lambda machine, path: None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
@@ -156,6 +172,16 @@ def copilot_event(payload):
     return None
 
 
+def qwen_dir(machine):
+    """Qwen Code's own folder: ``$QWEN_HOME`` (``~`` expanded), else ``~/.qwen`` (getGlobalQwenDir)."""
+    env_dir = machine.env.get("QWEN_HOME")
+    if env_dir:
+        if env_dir == "~" or env_dir.startswith("~/"):
+            env_dir = os.path.join(machine.home, env_dir[2:])
+        return os.path.abspath(env_dir)
+    return os.path.join(machine.home, ".qwen")
+
+
 # Order matters only for detection: when a payload carries no key unique to one
 # harness, the environment markers are tried in this order.
 RECORDS = (
@@ -203,6 +229,16 @@ RECORDS = (
         env_markers=("GEMINI_SESSION_ID",), mimics=("claude",),
         transcript_root=lambda machine: machine.gemini_dir,
         transcript_mark="/.gemini/tmp/"),
+    Record(
+        "qwen", "Qwen Code",
+        # Its spawn tool is agent (a Claude-style matcher "Agent" fires for it too, but the payload
+        # says "agent"), naming the agent in subagent_type (facts/qwen-code.md §1).
+        spawn_tools={"agent": "subagent_type"},
+        # Set for hooks only (its shell tool sets QWEN_CODE_* but not this); Qwen Code also sets
+        # CLAUDE_PROJECT_DIR and GEMINI_PROJECT_DIR, which must not make it Claude Code (§1).
+        env_markers=("QWEN_PROJECT_DIR",), mimics=("claude",),
+        transcript_root=qwen_dir,
+        transcript_mark="/.qwen/projects/"),
     # OpenCode and Kilo run no hook commands: briefing's plugin sends every payload, with a key
     # naming the CLI it runs in (docs/opencode.md). Their task tool names the agent in
     # subagent_type; Copilot's task tool is told apart by the sender.

@@ -14,9 +14,9 @@ from . import HARNESSES, Harness
 from ..jsontext import parse_json
 from ..lookup import (declaring_md_agents, find_in_tree, index_by_name, listed_paths, load_md_agent,
                       load_skill, relative_inside, skill_file_named, skill_from_text, skills_named)
-from ..names import split_plugin_name, valid_skill_name
+from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values, process_argv
-from ..records import ParseError, Project, Skill, Unreadable
+from ..records import Agent, ParseError, Project, Skill, Unreadable
 from ..yaml_subset import meta_value, parse_skill_meta, split_frontmatter, yaml_present, yaml_true
 
 
@@ -26,25 +26,28 @@ CLAUDE_BUILTIN_AGENTS = frozenset(
 
 def claude_agent_roots(machine):
     # Precedence: the project folders' agents, nearest first, then the user's (measured, see
-    # claude_project_folders).
+    # claude_project_folders); only the sources Claude Code loads (claude_setting_sources).
+    return [root for origin, root in claude_roots(machine, "agents")]
+
+
+def claude_roots(machine, kind, loaded=True):
+    """[(origin, folder)] of ``.claude/<kind>`` in the project folders (nearest first), then the
+    user's: those of the setting sources Claude Code loads, or (``loaded`` False) the others."""
     folders = machine.project("claude").folders
-    return [os.path.join(f, ".claude", "agents") for f in folders] + [
-        os.path.join(machine.claude_dir, "agents")]
+    roots = [("project", os.path.join(f, ".claude", kind)) for f in folders] + [
+        ("user", os.path.join(machine.claude_dir, kind))]
+    return [(origin, root) for origin, root in roots if claude_loads(machine, origin) == loaded]
 
 
-def claude_skill_roots(machine):
+def claude_skill_roots(machine, loaded=True):
     # Precedence: project folders, nearest first, then user; installed plugins come after both.
-    folders = machine.project("claude").folders
-    return [("project", os.path.join(f, ".claude", "skills")) for f in folders] + [
-        ("user", os.path.join(machine.claude_dir, "skills"))]
+    return claude_roots(machine, "skills", loaded)
 
 
-def claude_command_roots(machine):
+def claude_command_roots(machine, loaded=True):
     # Precedence: as for skills, project folders nearest first, then the user's. Legacy commands
     # (.claude/commands/NAME.md) are skills to Claude Code's native preload (claude-code.md §5.1).
-    folders = machine.project("claude").folders
-    return [("project", os.path.join(f, ".claude", "commands")) for f in folders] + [
-        ("user", os.path.join(machine.claude_dir, "commands"))]
+    return claude_roots(machine, "commands", loaded)
 
 
 def claude_settings_files(machine):
@@ -55,13 +58,14 @@ def claude_settings_files(machine):
     there and in the repository root, whose file wins.
     """
     project = machine.project("claude")
-    files = [os.path.join(machine.claude_dir, "settings.json"),
-             os.path.join(project.folder, ".claude", "settings.json"),
-             os.path.join(project.folder, ".claude", "settings.local.json")]
+    files = [("user", os.path.join(machine.claude_dir, "settings.json")),
+             ("project", os.path.join(project.folder, ".claude", "settings.json")),
+             ("local", os.path.join(project.folder, ".claude", "settings.local.json"))]
     top = project.folders[-1]
     if top != project.folder and os.path.exists(os.path.join(top, ".git")):
-        files.append(os.path.join(top, ".claude", "settings.local.json"))
-    return files
+        files.append(("local", os.path.join(top, ".claude", "settings.local.json")))
+    # `claude --setting-sources` leaves out the files of every source it does not name.
+    return [path for source, path in files if claude_loads(machine, source)]
 
 
 def claude_settings(machine):
@@ -85,6 +89,181 @@ def claude_settings(machine):
                 found.append((path, read_json(path)))
         machine.state["claude_settings"] = [(where, data) for where, data in found if isinstance(data, dict)]
     return machine.state["claude_settings"]
+
+
+# -- what Claude Code runs besides files: --setting-sources and programmatic agents (issue 37) ------
+
+# The three setting sources `claude --setting-sources` names (facts/agent-sdk.md).
+SETTING_SOURCES = ("user", "project", "local")
+
+
+def claude_setting_sources(machine):
+    """The setting sources Claude Code loads, as a frozenset, or None: every one.
+
+    ``claude --setting-sources a,b`` (the Agent SDK writes ``--setting-sources=...`` for
+    ``setting_sources``, and ``--setting-sources=`` for ``[]``), read from its command line.
+    Measured with the SDK's Claude Code 2.1.332 (docs/agent-sdk.md): without ``user`` no
+    ``~/.claude`` agent, skill or settings file is loaded; without ``project`` none of the
+    project's; plugins given with ``--plugin-dir`` load whatever the sources say.
+    """
+    if "claude_setting_sources" not in machine.state:
+        argv, _ = claude_process(machine)
+        values = flag_values(argv, "--setting-sources")
+        machine.state["claude_setting_sources"] = None if not values else frozenset(
+            v.strip() for v in values[-1].split(",") if v.strip())
+    return machine.state["claude_setting_sources"]
+
+
+def claude_loads(machine, source):
+    """Whether Claude Code loads setting source ``source`` ("user", "project", "local")."""
+    sources = claude_setting_sources(machine)
+    return sources is None or source in sources
+
+
+def claude_sources_text(machine):
+    """The setting sources in force, in words (the doctor, skip reasons)."""
+    sources = claude_setting_sources(machine)
+    if sources is None:
+        return "all setting sources (user, project, local)"
+    named = [s for s in SETTING_SOURCES if s in sources] + sorted(sources - set(SETTING_SOURCES))
+    return "--setting-sources=%s" % ",".join(named)
+
+
+# The environment contract written by briefing_sdk.with_briefing (sdk/briefing_sdk, docs/agent-sdk.md):
+# {"version": 1, "agents": {NAME: {"defined": bool, "skills": [native], "briefing": {"skills", "files"}}}}.
+SDK_AGENTS_ENV = "BRIEFING_SDK_AGENTS"
+SDK_AGENTS_WHERE = "options.agents (briefing_sdk.with_briefing: $%s)" % SDK_AGENTS_ENV
+AGENTS_FLAG_WHERE = "claude --agents (inline JSON)"
+
+
+def claude_programmatic(machine):
+    """({name: Agent}, [(where, why)], [(where, why, raw)]): the agents Claude Code runs from
+    definitions in no file, the sources that cannot be read, and those sources' raw text.
+
+    Two places a hook can read (facts/agent-sdk.md): ``claude --agents`` on Claude
+    Code's command line (a JSON object, or else a file path, as Claude Code reads
+    it), and the Agent SDK's definitions as ``briefing_sdk.with_briefing`` wrote
+    them into ``$BRIEFING_SDK_AGENTS``. Measured: an SDK definition wins over a
+    ``--agents`` one of the same name, and either over every agent file. A
+    definition that cannot be read is an Agent with an ``error``; one that
+    certainly declares skills (or whose name a value that is no JSON at all
+    spells) is refused rather than let through unbriefed (``Agent.refuses``).
+    """
+    if machine.state.get("claude_programmatic") is not None:
+        return machine.state["claude_programmatic"]
+    agents, problems, unreadable = {}, [], []
+    argv, cwd = claude_process(machine)
+    values = flag_values(argv, "--agents")
+    if values:
+        value, where = values[-1], AGENTS_FLAG_WHERE
+        if not value.lstrip().startswith("{"):
+            where = os.path.join(cwd or machine.project("claude").folder, value)
+            try:
+                value = read_text(where)
+            except Unreadable as exc:
+                value = None
+                problems.append((where, "claude --agents: cannot read the file: %s" % exc.reason))
+        if value is not None:
+            definitions = programmatic_json(value, where, problems, unreadable)
+            for name, definition in definitions.items():
+                agents[name] = programmatic_agent(name, where, definition)
+    raw = machine.env.get(SDK_AGENTS_ENV)
+    if isinstance(raw, str):
+        contract = programmatic_json(raw, SDK_AGENTS_WHERE, problems, unreadable, contract=True)
+        for name, entry in contract.items():
+            flagged = agents.get(name)
+            if isinstance(entry, dict) and entry.get("defined") is False and flagged is not None:
+                agent = flagged  # briefing's own declaration for a --agents definition
+            else:
+                agent = agents[name] = programmatic_agent(name, SDK_AGENTS_WHERE, entry)
+                if not isinstance(entry, dict):
+                    continue
+            declaration = entry.get("briefing") if isinstance(entry, dict) else None
+            if declaration is None:
+                continue
+            if not isinstance(declaration, dict):  # it names skills or files, in a shape no one reads
+                fail_programmatic(agent, "briefing is not a mapping of skills and files", refuses=True)
+                continue
+            for key in ("skills", "files"):
+                if key in declaration:
+                    names, why = programmatic_names(declaration[key])
+                    if why:
+                        fail_programmatic(agent, "briefing %s %s" % (key, why), refuses=True)
+                    elif key == "skills":
+                        agent.skills = dedupe(names)
+                    else:
+                        agent.files = dedupe(names)
+    machine.state["claude_programmatic"] = (agents, problems, unreadable)
+    return machine.state["claude_programmatic"]
+
+
+def programmatic_json(value, where, problems, unreadable, contract=False):
+    """{name: definition} of one source; a value that cannot be read is noted in ``problems``, and
+    its raw text kept in ``unreadable`` (the spawn path then refuses any name it spells)."""
+    try:
+        data = parse_json(value)
+    except ValueError as exc:
+        data, why = None, "not JSON (%s)" % exc
+    else:
+        why = None if isinstance(data, dict) else "not a JSON object"
+        if contract and why is None:
+            if data.get("version") != 1:
+                why = "version %r, which this briefing does not read (it reads version 1)" % (data.get("version"),)
+            else:
+                data = data.get("agents")
+                why = None if isinstance(data, dict) else '"agents" is not a JSON object'
+    if why is not None:
+        problems.append((where, "%s cannot be read: %s; a programmatic agent it defines is refused where "
+                         "its name appears in it, and briefed by nothing else" % (where, why)))
+        unreadable.append((where, why, value))
+        return {}
+    return data
+
+
+def programmatic_agent(name, where, definition):
+    """The Agent of one programmatic definition: its native ``skills``."""
+    agent = Agent("claude", name, where)
+    if not valid_skill_name(name):
+        fail_programmatic(agent, "its name is not a valid agent name", refuses=False)
+    elif not isinstance(definition, dict):
+        fail_programmatic(agent, "its definition is not a JSON object", refuses=False)
+    elif definition.get("skills") is not None:
+        names, why = programmatic_names(definition["skills"])
+        if why:
+            fail_programmatic(agent, "skills %s" % why, refuses=True)
+        else:
+            agent.native = dedupe(names)
+    return agent
+
+
+def programmatic_names(value):
+    """(names, None), or (None, why) for a value that is not a list of names."""
+    if not isinstance(value, list):
+        return None, "is not a list of names"
+    if not all(isinstance(v, str) for v in value):
+        return None, "holds something other than names"
+    return value, None
+
+
+def fail_programmatic(agent, why, refuses):
+    """Mark a definition briefing cannot read (the doctor's FAIL); ``refuses``: it names skills."""
+    agent.error = "the programmatic definition in %s cannot be read: %s" % (agent.path, why)
+    agent.refuses = agent.refuses or refuses  # it names skills briefing cannot read: never unbriefed
+
+
+def find_programmatic(machine, name):
+    """The programmatic Agent Claude Code runs for ``name`` (it shadows any file), or None."""
+    agents, _, unreadable = claude_programmatic(machine)
+    if name in agents:
+        return agents[name]
+    for where, why, raw in unreadable:
+        # A value that is no JSON at all: an agent whose name it spells may declare skills in it.
+        if '"%s"' % name in raw:
+            agent = Agent("claude", name, where)
+            agent.error = "the programmatic definition in %s cannot be read: %s" % (where, why)
+            agent.refuses = True
+            return agent
+    return None
 
 
 def enabled_plugins(machine):
@@ -423,6 +602,9 @@ def find_claude_agent(machine, agent_type):
     """The file Claude Code would load for ``agent_type``, as an Agent, or None."""
     if not isinstance(agent_type, str) or not agent_type:
         return None
+    programmatic = find_programmatic(machine, agent_type)
+    if programmatic is not None:
+        return programmatic  # Claude Code runs the definition it was given over any file (measured)
     # A built-in type is spawned often and rarely overridden: only its own file name is tried,
     # so that each such spawn costs a few stat calls instead of a scan of every agent file.
     walk = agent_type not in CLAUDE_BUILTIN_AGENTS
@@ -598,9 +780,50 @@ def resolve_claude_skill(machine, name, source):
             first = found
     if first or unusable:
         return first or unusable
+    unloaded = claude_unloaded_skill(machine, plugin, skill, name, source)
+    if unloaded is not None and source in ("native", "briefing"):
+        return unloaded
     missing = Skill(name, source, problem="unknown skill")
     missing.passed = passed  # what has the name but is no skill by it, for the doctor
+    if unloaded is not None:
+        missing.passed.append((display_path(unloaded.path), unloaded.problem or isolated_words(
+            machine, unloaded.origin, "a rule")))
     return missing
+
+
+def claude_unloaded_skill(machine, plugin, skill, name, source):
+    """The skill ``name`` in a setting source Claude Code does not load (``--setting-sources``), or None.
+
+    Claude Code's preload skips such a native entry, as it skips any name it does
+    not know (measured, docs/agent-sdk.md). A user skill is then delivered by
+    briefing, like every skipped entry; a project skill only when briefing's own
+    declaration names it: a session isolated from the project gets nothing of the
+    project from briefing that the user did not ask for by name.
+    """
+    if plugin is not None or claude_setting_sources(machine) is None:
+        return None
+    for origin, root in machine.live("claude unloaded", lambda: claude_skill_roots(machine, False)):
+        for path in [os.path.join(root, skill, "SKILL.md")] + skills_named(machine, root, skill):
+            if path_kind(path) == "file":
+                return unloaded_as(machine, load_skill(name, source, path, origin), source)
+    for origin, root in machine.live("claude unloaded commands", lambda: claude_command_roots(machine, False)):
+        path = os.path.join(root, skill + ".md")
+        if path_kind(path) == "file":
+            return unloaded_as(machine, load_skill(name, source, path, origin), source)
+    return None
+
+
+def unloaded_as(machine, found, source):
+    if source == "native" and found.origin == "project" and not found.problem:
+        found.problem = isolated_words(machine, found.origin, "a native skills: entry")
+    return found
+
+
+def isolated_words(machine, origin, who):
+    """Why briefing does not deliver a project skill that ``who`` names into an isolated session."""
+    return ("a %s skill, which Claude Code does not load (it runs with %s); briefing delivers a %s skill "
+            "there only when briefing's own declaration names it, not %s" % (
+                origin, claude_sources_text(machine), origin, who))
 
 
 def claude_load_skill(name, source, path, origin, bare):
@@ -676,6 +899,8 @@ def claude_native_skip(machine, skill):
     """
     if claude_flag(machine, "--disable-slash-commands"):
         return "claude runs with --disable-slash-commands, which preloads no skill"
+    if skill.origin in SETTING_SOURCES and not claude_loads(machine, skill.origin):
+        return "a %s skill, and claude runs with %s, which loads none" % (skill.origin, claude_sources_text(machine))
     return claude_skill_skip(machine, skill)
 
 
@@ -866,9 +1091,26 @@ def all_claude_agents(machine, every=False):
     it declares nothing and a losing file does. ``every`` also yields the
     winners that declare nothing (rules may brief them).
     """
+    agents, problems, unreadable = claude_programmatic(machine)
+    for problem in problems:
+        yield None, problem
+    for agent in agents.values():
+        if agent.declares or every:
+            yield agent, None
     roots = [(None, r, True) for r in claude_agent_roots(machine)]
     roots += [(name, os.path.join(root, "agents"), True) for name, root in claude_plugins(machine)]
-    return declaring_md_agents("claude", roots, builtins=CLAUDE_BUILTIN_AGENTS, every=every)
+    # A programmatic definition shadows the files of its name (measured): they are not judged.
+    for agent, error in declaring_md_agents("claude", roots, builtins=CLAUDE_BUILTIN_AGENTS,
+                                            every=every or bool(unreadable), fileless=frozenset(agents)):
+        if agent is not None and unreadable:
+            # A source that is no JSON may define this name: judged as the spawn path judges it.
+            stand_in = find_programmatic(machine, agent.name)
+            if stand_in is not None:
+                yield stand_in, None
+                continue
+            if not (agent.declares or every):
+                continue
+        yield agent, error
 
 
 def claude_agent_names(machine):
@@ -921,8 +1163,8 @@ def claude_loads_file(machine, agent, path, session):
     A ``claude --agent Explore`` session was not measured: there, as for Explore
     and Plan, briefing delivers (a duplicate costs tokens; a hole breaks the promise).
     """
-    if agent.name in CLAUDE_SKIPS_MEMORY:
-        return None
+    if agent.name in CLAUDE_SKIPS_MEMORY or not claude_loads(machine, "project"):
+        return None  # (without the project source, not measured: briefing delivers)
     from ..standing import names_in
     for rel in names_in(machine, path, machine.project("claude").folders):
         if rel in CLAUDE_MEMORY_FILES:
@@ -941,6 +1183,28 @@ def claude_rule_is_scoped(path):
     return any(line.startswith("paths:") for line in fm or ())  # any form: then briefing delivers it
 
 
+def claude_session_check(machine):
+    """The doctor's word on what this Claude Code session loads: its setting sources and the
+    programmatic agents it runs (docs/agent-sdk.md); shown whenever either is not the default."""
+    agents, _, unreadable = claude_programmatic(machine)
+    where = sorted({a.path for a in agents.values()} | {w for w, _, _ in unreadable})
+    names = ", ".join(sorted(agents)) or "none readable"
+    detail = "Claude Code loads %s; programmatic agents: %s" % (
+        claude_sources_text(machine), "%s (from %s)" % (names, "; ".join(where)) if where else "none")
+    argv, _ = claude_process(machine)
+    if argv is None:
+        detail += " (no Claude Code process seen: run it inside a session to read its command line)"
+    sources = claude_setting_sources(machine)
+    unread = [path for scope, path in machine.rules_files("claude") if not claude_loads(machine, scope)]
+    if unread:
+        detail += "; briefing's rules files of the sources not loaded are not read either: %s" % ", ".join(
+            display_path(p) for p in unread)
+    return {"name": "claude-session", "status": "ok", "detail": detail,
+            "shown": sources is not None or bool(where),
+            "setting_sources": list(SETTING_SOURCES) if sources is None else sorted(sources),
+            "programmatic_agents": sorted(agents)}
+
+
 HARNESS = Harness(
     HARNESSES.record("claude"),
     find_project=find_claude_project,
@@ -957,6 +1221,9 @@ HARNESS = Harness(
     part_budget=PART_BUDGET,
     # hooks/hooks.json, which Claude Code finds by itself (claude-code.md 6.1).
     hooks_check=claude_hooks_check,
+    session_check=claude_session_check,
+    # briefing's own rules files follow the setting sources, as Claude Code's settings files do.
+    loads_scope=claude_loads,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
     builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
     agent_names=claude_agent_names,

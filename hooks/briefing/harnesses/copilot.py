@@ -7,8 +7,8 @@ frontmatter name, at any depth), its native preload, and its hooks-file check.
 import os
 
 from ..constants import PARTS
-from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, read_tail, read_text,
-                     read_text_or_empty, real_path, top_level_files, warn)
+from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, read_tail,
+                     read_text, read_text_or_empty, real_path, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with, parse_json
 from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_name, load_md_agent

@@ -8,9 +8,9 @@ import os
 
 from ..files import display_path, is_dir, is_file, read_json, read_text, real_path, warn
 from . import HARNESSES, Harness
-from ..lookup import key_line_mentions, skill_from_text
+from ..lookup import extension_enabled, key_line_mentions, project_from_env, skill_from_text, tree_shows
 from ..names import dedupe, split_plugin_name, valid_skill_name
-from ..records import Agent, ParseError, Project, Skill, Unreadable
+from ..records import Agent, ParseError, Skill, Unreadable
 from ..toml_subset import parse_html_comment_lists, parse_wildcard_html_comment
 from ..yaml_subset import _unquote, parse_frontmatter, split_frontmatter
 
@@ -86,27 +86,9 @@ def gemini_acknowledged(machine):
 
 
 def gemini_extension_enabled(enablement, name, folder):
-    """Whether extension ``name`` is on in ``folder``: the last of its override rules that matches wins.
-
-    A rule is a folder, ``!`` in front to disable, ``*`` at the end for its
-    sub-folders too (ExtensionEnablementManager in Gemini CLI 0.61.0).
-    """
-    entry = enablement.get(name) if isinstance(enablement, dict) else None
-    rules = entry.get("overrides") if isinstance(entry, dict) else None
-    here = folder.replace("\\", "/").strip("/")
-    here = "/" + here + "/" if here else "/"
-    enabled = True
-    for rule in rules if isinstance(rules, list) else ():
-        if not isinstance(rule, str):
-            continue
-        disable = rule.startswith("!")
-        base = rule[1:] if disable else rule
-        subfolders = base.endswith("*")
-        base = base.rstrip("*").replace("\\", "/")
-        base = "/" + base.strip("/") + "/" if base.strip("/") else "/"
-        if here == base or (subfolders and here.startswith(base)):
-            enabled = not disable
-    return enabled
+    """Whether extension ``name`` is on in ``folder`` (ExtensionEnablementManager in Gemini CLI
+    0.61.0): ``extension_enabled`` with the folder as written."""
+    return extension_enabled(enablement, name, [folder])
 
 
 def find_gemini_project(machine):
@@ -115,14 +97,8 @@ def find_gemini_project(machine):
     Gemini CLI reads ``.gemini/`` and ``.agents/skills`` of that folder only,
     not of the folders above it (facts/gemini-cli.md §1, §17).
     """
-    env_dir = machine.env.get("GEMINI_PROJECT_DIR")
-    if env_dir and os.path.isabs(env_dir) and is_dir(env_dir):
-        folder, source, why = os.path.abspath(env_dir), "GEMINI_PROJECT_DIR", (
-            "$GEMINI_PROJECT_DIR, the folder Gemini CLI was started in")
-    else:
-        folder, source, why = machine.cwd, "cwd", (
-            "GEMINI_PROJECT_DIR is not set; the cwd, taken as the folder Gemini CLI was started in")
-    return Project(folder, source, why, [folder], ".gemini/agents, .gemini/skills and .agents/skills")
+    return project_from_env(machine, "GEMINI_PROJECT_DIR", "the folder Gemini CLI was started in",
+                            ".gemini/agents, .gemini/skills and .agents/skills")
 
 
 def gemini_agent_files(root):
@@ -420,17 +396,12 @@ def gemini_hooks_check(root):
     its own: ``gemini/`` in the repository, the root itself in a copy that has
     ``gemini-extension.json`` there.
     """
-    from ..hooks_files import one_handler_each, read_hooks  # the doctor's checks only
+    from ..hooks_files import extension_hooks, one_handler_each  # the doctor's checks only
     import re
-    ext = root if is_file(os.path.join(root, "gemini-extension.json")) else os.path.join(root, GEMINI_EXTENSION)
-    if not is_file(os.path.join(ext, "gemini-extension.json")):
-        return {"name": "gemini hooks.json", "status": "ok",
-                "detail": "this copy of briefing carries no Gemini CLI extension"}
-    path = os.path.join(ext, "hooks", "hooks.json")
-    try:
-        hooks = read_hooks(path)
-    except (Unreadable, ValueError, AttributeError) as exc:
-        return {"name": "gemini hooks.json", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
+    ext, hooks, result = extension_hooks(root, "gemini-extension.json", GEMINI_EXTENSION, "gemini hooks.json",
+                                         "Gemini CLI")
+    if result:
+        return result
     problems = []
     for event, (matcher, hook) in one_handler_each(hooks, ("BeforeTool", "SessionStart"), problems).items():
         if event == "BeforeTool":
@@ -468,50 +439,14 @@ def gemini_loads_file(machine, agent, path, session):
     return None
 
 
-def gemini_ignore_lines(project):
-    """The lines of the project's .geminiignore and .gitignore, as GEMINI_HIDING_LINES writes them."""
-    found = set()
-    for ignore in (".geminiignore", ".gitignore"):
-        try:
-            lines = read_text(os.path.join(project, ignore)).splitlines()
-        except Unreadable:
-            continue
-        for line in lines:
-            line = line.strip()
-            for prefix in ("**/", "/"):
-                line = line[len(prefix):] if line.startswith(prefix) else line
-            for suffix in ("/**", "/"):
-                line = line[:-len(suffix)] if line.endswith(suffix) else line
-            found.add(line)
-    return found
-
-
-# .geminiignore or .gitignore lines that hide a private skill's folder from Gemini CLI's tree, as
-# written (a leading "/" and a trailing "/" or "/**" dropped); {name} is the skill's folder.
-GEMINI_HIDING_LINES = (".briefing", ".briefing/*", ".briefing/skills", ".briefing/skills/*",
-                       ".briefing/skills/{name}")
-
-
 def gemini_shows_path(machine, path):
     """How Gemini CLI names the project path ``path`` (a private skill's SKILL.md) to every agent.
 
     Measured on 0.61.0 (docs/private-skills.md): every agent's context holds the project's
     folder tree ("Directory Structure"), which honours .gitignore and .geminiignore and so names
-    a project private skill's folder, its name and nothing else of it. A line of the project's
-    .geminiignore or .gitignore that names the folder hides it; only the plain lines of
-    GEMINI_HIDING_LINES are recognised (other patterns are not interpreted: then the doctor
-    says so, and the user knows whether the line covers it).
+    a project private skill's folder, its name and nothing else of it (``tree_shows``).
     """
-    from ..standing import names_in
-    project = machine.project("gemini").folder
-    parts = next(names_in(machine, path, [project]), "").split("/")
-    if len(parts) != 4 or parts[:2] != [".briefing", "skills"]:
-        return None  # not a private skill of this project: the user folder is never in the tree
-    hiding = {line.format(name=parts[2]) for line in GEMINI_HIDING_LINES}
-    if hiding & machine.memo(("gemini ignore lines", project), lambda: gemini_ignore_lines(project)):
-        return None
-    return ("Gemini CLI's folder tree of the project, in every agent's context, names its folder "
-            "(.briefing/skills/%s): add .briefing/skills/ to the project's .geminiignore to hide it" % parts[2])
+    return tree_shows(machine, path, machine.project("gemini").folder, "Gemini CLI", ".geminiignore")
 
 
 HARNESS = Harness(

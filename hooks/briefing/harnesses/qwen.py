@@ -1,0 +1,445 @@
+"""Qwen Code: everything that differs for it (facts/qwen-code.md, measured on 0.24.4).
+
+Its project (QWEN_PROJECT_DIR, that folder only), agents (by frontmatter name,
+case-blind: the project's .qwen/agents, the user's, the active extensions'),
+skills (by frontmatter name: .qwen/skills and .agents/skills of the project and
+the user, an extension's as ``<extension>:<name>``, Qwen's bundled ones), the
+one channel into a subagent (``${hook_context}`` in its body) and the refusal of
+a declaring agent whose body has none, and its hooks-file check.
+"""
+import os
+
+from ..files import is_dir, is_file, path_kind, read_json, read_text, real_path, shown_path, warn
+from . import HARNESSES, Harness, qwen_dir
+from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_skill, project_from_env,
+                      tree_shows)
+from ..names import split_plugin_name, valid_skill_name, dedupe
+from ..process import ancestor_named
+from ..records import Agent, ParseError, Skill, Unreadable
+from ..text import shown_name
+from ..yaml_subset import frontmatter_name, may_spell, parse_frontmatter, split_frontmatter
+
+
+# A command hook's stdout is capped at 1 MiB, and output cut there is not JSON, so Qwen drops it
+# (facts §2); 100,000 characters arrived whole. The cap of the other one-context harnesses keeps
+# every briefing with its framing, JSON-escaped, far below that.
+QWEN_LIMIT = 512 * 1024
+
+
+# The built-in agents of 0.24.4 (BuiltinAgentRegistry): every file agent of the same name wins
+# over one (loadSubagent: session, project, user, extension, then built-in).
+QWEN_BUILTIN_AGENTS = frozenset(("general-purpose", "Explore", "statusline-setup", "review-agent",
+                                 "claude-code", "codex"))
+QWEN_BUILTIN_LOWER = frozenset(name.lower() for name in QWEN_BUILTIN_AGENTS)  # it matches case-blind
+
+
+# subagent_type "fork" (any case) spawns a copy of the parent with its conversation (AgentTool).
+QWEN_FORK = "fork"
+
+
+# The one place a SubagentStart context reaches a subagent: Qwen Code stores it as the template
+# variable hook_context and fills the agent's body in with templateString() (facts §2).
+HOOK_CONTEXT = "${hook_context}"
+
+# The keys every spawn fills into an agent's body: the task, and the hooks' context.
+QWEN_CONTEXT_KEYS = ("task_prompt", "hook_context")
+
+
+def find_qwen_project(machine):
+    """Qwen Code's project: the folder it runs in, which every hook gets as QWEN_PROJECT_DIR.
+
+    It reads ``.qwen/agents``, ``.qwen/skills`` and ``.agents/skills`` of that folder
+    only, and none when that folder is the home folder (SubagentManager, SkillManager).
+    """
+    return project_from_env(machine, "QWEN_PROJECT_DIR", "the folder Qwen Code runs in",
+                            ".qwen/agents, .qwen/skills and .agents/skills")
+
+
+def qwen_project_read(machine):
+    """The project folder whose ``.qwen/`` Qwen Code reads, or None when it is the home folder."""
+    folder = machine.project("qwen").folder
+    if real_path(folder) == real_path(machine.home):
+        return None
+    return folder
+
+
+def qwen_extensions(machine):
+    """Active Qwen Code extensions as [(name, root)], in loading order.
+
+    Each lives in ``<qwen dir>/extensions/<folder>/`` with a ``qwen-extension.json``
+    (a Claude Code plugin or a Gemini CLI extension gets one when installed); a linked
+    one's files stay at the ``source`` of ``.qwen-extension-install.json``. One is off
+    in a folder by the rules of ``extension-enablement.json``, the lexical or the real
+    path matching (ExtensionManager.isEnabled). ``-e`` on the command line is beyond a hook.
+    """
+    if machine.state.get("qwen_extensions") is not None:
+        return machine.state["qwen_extensions"]
+    found = []
+    base = os.path.join(qwen_dir(machine), "extensions")
+    try:
+        folders = sorted(e.name for e in os.scandir(base) if e.is_dir())
+    except OSError:
+        folders = []
+    enablement = read_json(os.path.join(base, "extension-enablement.json")) if folders else None
+    folder = machine.project("qwen").folder
+    here = [folder, real_path(folder)]
+    for sub in folders:
+        root = os.path.join(base, sub)
+        meta = read_json(os.path.join(root, ".qwen-extension-install.json"))
+        if isinstance(meta, dict) and meta.get("type") == "link" and isinstance(meta.get("source"), str) \
+                and meta["source"]:
+            root = meta["source"]
+        manifest = read_json(os.path.join(root, "qwen-extension.json"))
+        name = manifest.get("name") if isinstance(manifest, dict) else None
+        if isinstance(name, str) and name and extension_enabled(enablement, name, here):
+            found.append((name, root))
+    machine.state["qwen_extensions"] = found
+    return found
+
+
+def qwen_agent_roots(machine):
+    # Precedence: loadSubagent takes the project's agent, then the user's, then an extension's,
+    # then a built-in; within a folder the first file (in name order) whose name matches.
+    project = qwen_project_read(machine)
+    roots = [("project", os.path.join(project, ".qwen", "agents"))] if project else []
+    roots.append(("user", os.path.join(qwen_dir(machine), "agents")))
+    return roots + [("extension %s" % name, os.path.join(root, "agents")) for name, root in qwen_extensions(machine)]
+
+
+def qwen_agent_files(root):
+    """``*.md`` directly in ``root``, in name order (readdir, as libuv sorts it), files only."""
+    try:
+        names = sorted(e.name for e in os.scandir(root) if e.name.endswith(".md"))
+    except (OSError, ValueError):
+        return []
+    return [os.path.join(root, n) for n in names if is_file(os.path.join(root, n))]
+
+
+def load_qwen_agent(machine, path, name, scope, text=None):
+    """The agent in ``path`` if its frontmatter name is ``name``, compared case-blind as Qwen
+    Code does (None otherwise). A name not given (None) takes whatever the file says."""
+    if text is None:
+        try:
+            text = read_text(path)
+        except Unreadable as exc:
+            warn("%s: %s" % (path, exc.reason))
+            return None
+    if name is not None and not may_spell(text.lower(), name.lower()):
+        return None
+    try:
+        fm = parse_frontmatter(text)
+    except ParseError as exc:
+        if name is None or not key_line_mentions(split_frontmatter(text)[0] or (), "name", ":", name):
+            return None
+        return Agent("qwen", name, path, error="cannot read frontmatter: %s" % exc)
+    if not isinstance(fm.name, str) or not fm.name or (name is not None and fm.name.lower() != name.lower()):
+        return None
+    agent = Agent("qwen", fm.name, path, skills=dedupe(fm.skills), wildcard_rules=fm.wildcard_rules,
+                  files=dedupe(fm.files))
+    body = split_frontmatter(text)[1]
+    machine.state.setdefault("qwen_hook_context", {})[path] = HOOK_CONTEXT in body
+    if fm.native:
+        # Qwen Code 0.24.4 accepts skills: and preloads nothing from it (facts §4).
+        agent.warnings.append("its skills: field (%s) is ignored by Qwen Code, which preloads nothing "
+                              "from it: list them under briefing: skills: instead" % ", ".join(fm.native))
+    agent.warnings += [w for w in unknown_placeholders(body, scope)]
+    return agent
+
+
+def unknown_placeholders(body, scope):
+    """Why Qwen Code would fail this agent's spawn over a ``${word}`` other than ``${hook_context}``.
+
+    templateString() refuses a body naming a key its context lacks (facts §2:
+    ``Missing context values for the following keys``); every spawn's context has
+    QWEN_CONTEXT_KEYS (AgentTool in 0.24.4).
+    """
+    keys, at = [], body.find("${")
+    while at >= 0:
+        end = body.find("}", at)
+        word = body[at + 2:end] if end > at else ""
+        if word and word not in QWEN_CONTEXT_KEYS and (word[0].isalpha() or word[0] == "_") and \
+                all(c.isalnum() or c == "_" for c in word) and word not in keys:
+            keys.append(word)
+        at = body.find("${", at + 2)
+    if not keys:
+        return []
+    return ["its body names ${%s}, which Qwen Code cannot fill in: spawning it fails with \"Missing context "
+            "values for the following keys: %s\"" % (keys[0], ", ".join(keys))]
+
+
+def find_qwen_agent(machine, agent_name):
+    """The file Qwen Code would run for ``agent_name``, as an Agent, or None (a built-in, or none).
+
+    Qwen Code matches the name case-blind, and a file of a built-in's name wins over it.
+    """
+    if not isinstance(agent_name, str) or not valid_skill_name(agent_name):
+        return None
+    if agent_name.lower() == QWEN_FORK:
+        # Not an agent of its own: the parent, continued with its whole conversation. briefing
+        # briefs no main session, so no glob rule applies to it (a rule naming "fork" still does).
+        return Agent("qwen", QWEN_FORK, None, wildcard_rules=False)
+    for scope, root in qwen_agent_roots(machine):
+        for path in qwen_agent_files(root):
+            agent = load_qwen_agent(machine, path, agent_name, scope)
+            if agent is not None:
+                return agent
+    return None
+
+
+def all_qwen_agents(machine, every=False):
+    """Every Qwen Code agent that wins its name (declaring ones; ``every``: all of them)."""
+    seen = set()
+    for scope, root in qwen_agent_roots(machine):
+        for path in qwen_agent_files(root):
+            try:
+                text = read_text(path)
+            except Unreadable as exc:
+                yield None, (path, "cannot read agent file: %s" % exc.reason)
+                continue
+            if not every and not (may_spell(text, "briefing") or may_spell(text, "skills")):
+                continue
+            try:
+                name = parse_frontmatter(text).name
+            except ParseError as exc:
+                yield None, (path, "cannot read frontmatter: %s" % exc)
+                continue
+            if not isinstance(name, str) or not name or name.lower() in seen:
+                continue
+            seen.add(name.lower())
+            agent = load_qwen_agent(machine, path, None, scope, text)
+            if agent is not None and (every or agent.declares):
+                yield agent, None
+
+
+def qwen_skill_name(text):
+    """The frontmatter ``name`` Qwen Code registers a SKILL.md under, or None when it skips the
+    file: both ``name`` and ``description`` are required (SkillManager.parseSkillContent)."""
+    name = frontmatter_name(text)
+    if not name:
+        return None
+    for line in split_frontmatter(text)[0] or ():
+        key, colon, value = line.partition(":")
+        if colon and key.strip() == "description" and not line[:1].isspace() and value.strip() not in ("", "''", '""'):
+            return name
+    return None
+
+
+def qwen_skill_roots(machine):
+    # Precedence (SkillManager.loadSkill): project, then user, then bundled; in each level
+    # .qwen/skills before .agents/skills, and within a folder the first entry in name order.
+    project = qwen_project_read(machine)
+    roots = []
+    if project:
+        roots += [("project", os.path.join(project, ".qwen", "skills")),
+                  ("project", os.path.join(project, ".agents", "skills"))]
+    roots += [("user", os.path.join(qwen_dir(machine), "skills")),
+              ("user", os.path.join(machine.home, ".agents", "skills"))]
+    return roots
+
+
+def qwen_bundled_skills(machine):
+    """The folder of the skills Qwen Code ships (``<package>/bundled``), or None.
+
+    It is beside the CLI's own script, which the hook finds on the command line of
+    the node process that runs it (where /proc is readable).
+    """
+    if "qwen_bundled" not in machine.state:
+        found = None
+        _, argv = ancestor_named(("node", "node.exe", "qwen"))
+        for arg in (argv or [])[1:3]:
+            script = real_path(arg) if os.path.isabs(arg) else None
+            if script and os.path.basename(script) in ("cli.js", "cli-entry.js"):
+                candidate = os.path.join(os.path.dirname(script), "bundled")
+                if is_dir(candidate):
+                    found = candidate
+                    break
+        machine.state["qwen_bundled"] = found
+    return machine.state["qwen_bundled"]
+
+
+def skill_folders(root):
+    """SKILL.md of each folder (or link to one) directly in ``root``, in name order."""
+    try:
+        names = sorted(e.name for e in os.scandir(root))
+    except (OSError, ValueError):
+        return []
+    return [os.path.join(root, n, "SKILL.md") for n in names if is_dir(os.path.join(root, n))]
+
+
+def resolve_qwen_skill(machine, name, source):
+    """A skill as Qwen Code finds it: by its frontmatter name, in the roots above.
+
+    ``<extension>:<name>`` is an active extension's skill (Qwen Code registers them
+    under that name only, so a bare name never finds one).
+    """
+    plugin, skill = split_plugin_name(name)
+    if skill is None:
+        return Skill(name, source, problem="not a valid skill name")
+    if plugin is None:
+        roots = qwen_skill_roots(machine)
+        bundled = None
+    else:
+        roots = [("extension %s" % n, os.path.join(r, "skills")) for n, r in qwen_extensions(machine)
+                 if n == plugin]
+        bundled = False
+    unusable = None
+    for origin, root in roots + ([("bundled", None)] if bundled is None else []):
+        if root is None:
+            root = qwen_bundled_skills(machine)
+            if root is None:
+                break
+        fast = os.path.join(root, skill, "SKILL.md")
+        if unusable is None and path_kind(fast) == "other":
+            unusable = Skill(name, source, path=fast, origin=origin,
+                             problem="SKILL.md at %s is not a regular file" % fast)
+        index = machine.memo(("qwen skill index", root),
+                             lambda: index_by_name(skill_folders(root), qwen_skill_name))
+        paths = index.get(skill)
+        if paths:
+            return load_skill(name, source, paths[0], origin)
+    return unusable or Skill(name, source, problem="unknown skill")
+
+
+def qwen_skill_places(skill):
+    return ("a skill named %s (its frontmatter name, with a description) under .qwen/skills/ or "
+            ".agents/skills/ in the project, ~/.qwen/skills/ or ~/.agents/skills/, or "
+            "<extension>:%s for an extension's" % (skill, skill))
+
+
+def qwen_unreachable(machine, agent):
+    """Why no hook can put a briefing into ``agent`` before its first turn, with the fix; or None.
+
+    A SubagentStart context reaches a Qwen Code subagent only where its body says
+    ``${hook_context}`` (facts §2). No other hook reaches it before its first turn:
+    PreToolUse's context reaches no request and its updatedInput is ignored for the
+    agent tool (§3), UserPromptSubmit does not fire inside a subagent (§1), and a
+    PostToolUse context arrives with its first tool result, after a first turn taken
+    unbriefed, or never when it calls no tool. So the spawn is refused.
+    """
+    if agent.path is None:
+        if agent.name.lower() == QWEN_FORK:
+            return ("cannot be briefed: a fork continues the parent's own conversation and prompt, which "
+                    "has no ${hook_context}, and no hook reaches it before its first turn. Keep the rule "
+                    "from naming fork.")
+        if agent.name.lower() not in QWEN_BUILTIN_LOWER:
+            return None  # no such agent: Qwen Code itself answers "Subagent ... not found"
+        name = shown_name(agent.name)
+        return ("cannot be briefed: Qwen Code's built-in agent '%s' has no ${hook_context} in its prompt, "
+                "and no hook reaches a subagent before its first turn any other way. Give it a file "
+                "of your own, .qwen/agents/%s.md with name: %s and a line ${hook_context} in its body (a "
+                "project agent wins over the built-in), or keep the rule from applying to it." % (
+                    name, name, name))
+    marks = machine.state.setdefault("qwen_hook_context", {})
+    if agent.path not in marks:
+        try:
+            marks[agent.path] = HOOK_CONTEXT in split_frontmatter(read_text(agent.path))[1]
+        except Unreadable:
+            marks[agent.path] = False
+    if marks[agent.path]:
+        return None
+    where = shown_path(agent.path)
+    own = qwen_project_read(machine)
+    if own and os.path.dirname(agent.path) == os.path.join(own, ".qwen", "agents") or \
+            os.path.dirname(agent.path) == os.path.join(qwen_dir(machine), "agents"):
+        fix = "Add a line ${hook_context} to the body of %s (below the frontmatter)." % where
+    else:
+        fix = ("It is an extension's agent: copy it to .qwen/agents/ in the project (a project agent "
+               "wins over it) and add a line ${hook_context} to its body.")
+    return ("cannot be briefed: Qwen Code passes a SubagentStart context to an agent only where its "
+            "body says ${hook_context}, and %s has none. %s" % (where, fix))
+
+
+# Measured on 0.24.4 (docs/files.md): the project folder's QWEN.md and AGENTS.md are in the system
+# prompt of every agent, the main one and a custom subagent alike ("--- Context from: QWEN.md ---").
+QWEN_MEMORY_FILES = ("QWEN.md", "AGENTS.md")
+
+
+def qwen_loads_file(machine, agent, path, session):
+    """Why Qwen Code already puts the project file ``path`` into ``agent``, or None."""
+    from ..standing import names_in
+    for rel in names_in(machine, path, [machine.project("qwen").folder]):
+        if rel in QWEN_MEMORY_FILES:
+            return "Qwen Code loads %s into every agent" % rel
+    return None
+
+
+def qwen_shows_path(machine, path):
+    """How Qwen Code names a project private skill to every agent: its folder tree of the project, in
+    each agent's first message, which honours .gitignore and .qwenignore (measured on 0.24.4)."""
+    return tree_shows(machine, path, machine.project("qwen").folder, "Qwen Code", ".qwenignore")
+
+
+QWEN_EXTENSION = "qwen"  # the Qwen Code extension's own root, inside the repository
+
+
+def qwen_hooks_check(root):
+    """The extension's hooks/hooks.json, read by Qwen Code: the guard, SubagentStart and the pre-flight.
+
+    Its own root is ``qwen/`` in the repository, the root itself in a built copy
+    (``qwen-extension.json`` there). A Claude Code plugin installed into Qwen Code
+    gets a generated ``qwen-extension.json`` beside Claude Code's hooks/hooks.json:
+    that briefs too, with a process per part.
+    """
+    from ..constants import PARTS
+    from ..hooks_files import extension_hooks, one_handler_each, part_of  # the doctor's checks only
+    ext, hooks, result = extension_hooks(root, "qwen-extension.json", QWEN_EXTENSION, "qwen hooks.json",
+                                         "Qwen Code")
+    if result:
+        return result
+    if is_file(os.path.join(ext, ".claude-plugin", "plugin.json")):
+        # Installed as a Claude Code plugin (qwen extensions install <repo>:briefing): Qwen Code runs
+        # Claude Code's file. The Agent matcher fires on its agent tool, and part 1 carries everything.
+        parts = sorted(part_of(h["command"]) or 0 for _, h, _, _ in hooks.get("SubagentStart", []))
+        if parts and parts[0] == 1 and any(m in ("Agent", "agent", "^agent$") for m, _, _, _ in
+                                           hooks.get("PreToolUse", [])):
+            return {"name": "qwen hooks.json", "status": "WARN",
+                    "detail": "installed from the Claude Code plugin: Qwen Code runs its hooks/hooks.json, "
+                              "which briefs, with %d processes per event where one is enough; install the "
+                              "Qwen Code extension instead (scripts/build-qwen-extension OUT, then qwen "
+                              "extensions install OUT/briefing --consent)" % PARTS}
+        return {"name": "qwen hooks.json", "status": "FAIL",
+                "detail": "%s has no guard and SubagentStart part 1: briefing does nothing here" % path}
+    problems = []
+    found = one_handler_each(hooks, ("SessionStart", "PreToolUse", "SubagentStart"), problems,
+                             " (Qwen Code takes the whole briefing from one process)")
+    guard = found.get("PreToolUse")
+    if guard is not None and guard[0] != "^agent$":
+        # Qwen Code tests a matcher as an unanchored regex after an exact match: "agent" alone also
+        # matches any tool with that in its name.
+        problems.append('PreToolUse needs the matcher "^agent$", found %r' % (guard[0],))
+    for event in ("SessionStart", "SubagentStart"):
+        if event in found and found[event][0] not in (None, "", "*"):
+            problems.append("%s must have no matcher, found %r" % (event, found[event][0]))
+    return {"name": "qwen hooks.json", "status": "FAIL" if problems else "ok",
+            "detail": "; ".join(problems) or "registers the agent guard, SubagentStart and the pre-flight"}
+
+
+def qwen_delivery_check(machine):
+    """What the doctor says of how a Qwen Code agent is briefed (there is no hook trust to check)."""
+    return {"name": "qwen-delivery", "status": "ok",
+            "detail": "a Qwen Code agent is briefed %s" % HARNESS.redelivery}
+
+
+HARNESS = Harness(
+    HARNESSES.record("qwen"),
+    find_project=find_qwen_project,
+    find_agent=find_qwen_agent,
+    all_agents=all_qwen_agents,
+    resolve_skill=resolve_qwen_skill,
+    skill_places=qwen_skill_places,
+    # One SubagentStart context, whole, from one process (100,000 characters measured, §2).
+    part_budget=None, whole_limit=QWEN_LIMIT,
+    unreachable=qwen_unreachable,
+    # Qwen Code makes ~/.qwen on its first run: without it, its built-ins are nobody's concern here.
+    in_use=lambda machine: is_dir(qwen_dir(machine)),
+    hooks_check=qwen_hooks_check,
+    trust_check=qwen_delivery_check,
+    loads_file=qwen_loads_file, shows_path=qwen_shows_path,
+    preflight_warns=True,
+    # The agent tool defaults subagent_type to general-purpose (DEFAULT_BUILTIN_SUBAGENT_TYPE).
+    builtin_agents=QWEN_BUILTIN_AGENTS, default_agent="general-purpose",
+    agent_names=lambda machine: [a for a, _ in all_qwen_agents(machine, every=True) if a],
+    # facts §6: a subagent's compaction keeps its system prompt, the ${hook_context} text in it.
+    redelivery="at spawn (SubagentStart), into its system prompt where its body says ${hook_context}, "
+               "which a compaction keeps: an agent whose body has no ${hook_context} (a built-in, an "
+               "extension's agent as shipped) is refused")
