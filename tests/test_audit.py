@@ -650,3 +650,15 @@ def test_opencode_a_session_resumed_in_a_new_process_is_briefed_again_at_its_fir
     row, = report["audit"]
     assert (rc, row["verdict"], row["compactions"], row["redelivered"]) == (0, "briefed", 1, 1), row
     assert row["redelivered_by"] == ["chat.message (inferred)"]
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_a_child_whose_first_step_the_log_lost_still_gets_its_line(sandbox, harness):
+    # Measured: `opencode run` may exit before its log has the told-to-abort child's first step;
+    # the child was created before the plugin's line, in that process.
+    def lost_steps(lines):
+        at = [i for i, l in enumerate(lines) if "NOT briefed, told to abort" in l][0]
+        return lines[:at + 1] + [l for l in lines[at + 1:] if "message=stream" not in l and "message=loop" not in l]
+    sb = load(sandbox(), harness, log_edit(lost_steps))
+    _, report = audit(sb, "--agent", "broken")
+    assert sorted(row["verdict"] for row in report["audit"]) == ["refused", "refused"], report

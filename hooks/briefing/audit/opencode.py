@@ -13,8 +13,9 @@ what reached a child is read from the CLI's own log, ``$XDG_DATA_HOME/<cli>/log/
 (appended, never rotated, one ``timestamp=… level=… run=<process> message=…`` line each), where
 the plugin logs briefing's audit line ``briefing: <agent> ← <names> (<size> kB)`` (or ``NOT
 briefed, told to abort``, for a child it cannot refuse) at the session's first message in that
-process, before the session's first model request there (``stream … session.id=<id>``): the
-line goes to the next session of the agent it names to make its first request in that process.
+process, before the session's first step there (``loop``/``stream … session.id=<id>``): the
+line goes to a session of the agent it names that the process ``created`` and had not started
+yet (the CLI may exit before it logs the last child's first step), else the next one to start.
 It holds the names and the total size only: the delivery is marked "(inferred)". The plugin
 then adds the briefing to every request of that session in that process: after a compaction,
 the session's next request (a ``stream`` line of the agent, not of ``compaction``) from a
@@ -27,7 +28,7 @@ from . import Run, Session, foreign_version, iso_seconds, iso_time, open_record
 
 KNOWN = {"opencode": "1.", "kilo": "7."}
 DATABASE = {"opencode": "opencode.db", "kilo": "kilo.db"}
-LOG_NEEDLES = (b"message=stream ", b'message="briefing: ')
+LOG_NEEDLES = (b"message=created id=", b"message=loop ", b"message=stream ", b'message="briefing: ')
 # A plugin line belongs to a session whose first request in that process follows it; of the next
 # few such sessions, the one of the agent the line names (parallel task calls start together).
 CANDIDATES = 8
@@ -251,7 +252,9 @@ def read_log(key, path, log, out):
     if opened is None:
         return
     handle, info = opened
-    streamed, pending = {}, {}  # per process: the sessions that made a request; its lines still open
+    # Per process: the sessions created and not yet active, those active (a loop step or a
+    # request), and its plugin lines still taking candidates.
+    waiting, active, pending = {}, {}, {}
     try:
         limit = min(log.per_file, max(log.bytes_left, 0))
         if info.st_size > limit:
@@ -273,19 +276,27 @@ def read_log(key, path, log, out):
             when, process, message = iso_seconds(line.get("timestamp")), line.get("run"), line.get("message")
             if when is None or not isinstance(message, str):
                 continue
-            if message == "stream" and isinstance(line.get("session.id"), str):
-                sid = line["session.id"]
-                out.setdefault(sid, {}).setdefault("stream", []).append((when, process, line.get("agent")))
-                if sid not in streamed.setdefault(process, set()):
-                    # The session's first request in this process: the plugin's line for it came before.
-                    streamed[process].add(sid)
+            sid = line.get("session.id") if message in ("stream", "loop") else None
+            if message == "created" and isinstance(line.get("id"), str):
+                waiting.setdefault(process, []).append(line["id"])
+            elif isinstance(sid, str):
+                if message == "stream":
+                    out.setdefault(sid, {}).setdefault("stream", []).append((when, process, line.get("agent")))
+                if sid not in active.setdefault(process, set()):
+                    # The session's first step in this process: the plugin's line for it came before.
+                    active[process].add(sid)
+                    if sid in waiting.get(process, ()):
+                        waiting[process].remove(sid)
                     for candidates in pending.get(process, ()):
-                        candidates.append(sid)
+                        if sid not in candidates:
+                            candidates.append(sid)
                     pending[process] = [c for c in pending.get(process, ()) if len(c) < CANDIDATES]
             elif message.startswith("briefing: "):
                 frame = frame_of(message)
                 if frame is not None:
-                    candidates = []
+                    # A child created and not yet active (the CLI may exit before it logs the
+                    # child's first step), then the next sessions to start in this process.
+                    candidates = list(waiting.get(process, ()))
                     pending.setdefault(process, []).append(candidates)
                     out.setdefault("lines", []).append((when, process, frame, candidates))
         log.bytes_left -= min(used, limit)

@@ -6,7 +6,7 @@ Each MACHINE_ROOT is a kept tests/e2e/test_opencode.py folder (``pytest --basete
 ``home/`` and ``project/``. Their databases become one SQL text, ``<cli>.db.sql`` (the session,
 message and part tables only: the audit reads nothing else; tests/test_audit.py builds the
 database from it), and their logs one ``log/opencode.log`` of the lines the audit reads (a
-session created, a model request, the plugin's lines). Each machine's root path becomes
+session created, a step of its loop, a model request, the plugin's lines). Each machine's root path becomes
 ``@ROOT@``; tool outputs and texts are cut short.
 """
 import json
@@ -16,7 +16,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TABLES = ("session", "message", "part")
-LOG_NEEDLES = ("message=created id=", "message=stream ", 'message="briefing')
+LOG_NEEDLES = ("message=created id=", "message=loop ", "message=stream ", 'message="briefing')
 
 
 def scrub(text, root):
