@@ -5,7 +5,9 @@ record folders (Claude Code 2.1.328, Codex 0.169.0, Copilot CLI 1.0.102, Gemini 
 trimmed and scrubbed by tests/data/audit/trim.py: a briefed, a control, a refused and a
 compacted run each, a ``claude --agent`` session, a Claude Code run without the plugin and a
 Codex run with hooks never trusted. The sandbox gets them back under its own paths, with the
-agents and skills those runs declared.
+agents and skills those runs declared. tests/data/audit/opencode/ and kilo/ hold what
+tests/e2e/test_opencode.py's runs left under OpenCode 1.18.33 and Kilo 7.7.7 (their SQLite
+database as SQL text, and their log's lines the audit reads), by tests/data/audit/trim_opencode.py.
 """
 import json
 import os
@@ -30,8 +32,24 @@ def gemini_md(name, skills):
     return text
 
 
+# What tests/e2e/test_opencode.py's runs declared (the records under opencode/ and kilo/).
+OPENCODE_DECLARED = {"briefed": ["demo-magic"], "control": None, "broken": ["nope"]}
+
+
+def opencode_files(harness):
+    folder = {"opencode": ".opencode", "kilo": ".kilo"}[harness]
+    files = {"project/%s.json" % harness: json.dumps({"plugin": ["/somewhere/briefing-opencode"]})}
+    for name, skills in OPENCODE_DECLARED.items():
+        files["project/%s/agents/%s.md" % (folder, name)] = "---\ndescription: %s\nmode: subagent\n%s---\nDo it.\n" % (
+            name, "briefing:\n  skills: [%s]\n" % ", ".join(skills) if skills else "")
+    files["project/%s/skills/demo-magic/SKILL.md" % folder] = skill_md("demo-magic", "Body of demo-magic.\n")
+    return files
+
+
 def project_files(harness):
     """The agents and skills the recorded runs declared, where ``harness`` reads them."""
+    if harness in ("opencode", "kilo"):
+        return opencode_files(harness)
     files = {}
     for name, skills in DECLARED.items():
         files.update({
@@ -61,6 +79,15 @@ def load(sb, harness, edit=None):
             files[rel] = edit(rel, text) if edit else text
     sb.write(files)
     sb.write(project_files(harness))
+    for rel in files:
+        if rel.endswith(".db.sql"):  # OpenCode's and Kilo's SQLite database, kept as SQL text
+            import sqlite3
+            sql = sb.path("home/" + rel[len("home/"):] if rel.startswith("home/") else rel)
+            db = sqlite3.connect(str(sql)[:-len(".sql")])
+            db.executescript(sql.read_text(encoding="utf-8"))
+            db.commit()
+            db.close()
+            sql.unlink()
     return sb
 
 
@@ -84,6 +111,11 @@ EXPECTED = {
     "copilot": (0, [("broken", "refused"), ("plain", "no-declaration"), ("reviewer", "briefed"),
                     ("worker", "briefed"), ("worker", "briefed")]),
     "gemini": (0, [("broken", "refused"), ("plain", "no-declaration"), ("reviewer", "briefed")]),
+    # A compacted briefed child, a control, a task call refused, a command's subtask told to abort.
+    "opencode": (0, [("briefed", "briefed"), ("broken", "refused"), ("broken", "refused"),
+                     ("control", "no-declaration")]),
+    "kilo": (0, [("briefed", "briefed"), ("broken", "refused"), ("broken", "refused"),
+                 ("control", "no-declaration")]),
 }
 
 ROW_KEYS = {"harness", "session", "time", "agent", "agent_id", "verdict", "declared", "delivered", "native",
@@ -199,6 +231,8 @@ def test_a_malformed_line_is_reported_and_skipped(sandbox):
     ("claude", '"version":"2.1.328"', '"version":"3.0.0"'),
     ("codex", '"cli_version":"0.169.0"', '"cli_version":"1.0.0"'),
     ("copilot", '"copilotVersion":"1.0.102"', '"copilotVersion":"2.0.0"'),
+    ("opencode", "'1.18.33'", "'2.0.0'"),
+    ("kilo", "'7.7.7'", "'8.0.0'"),
 ])
 def test_records_of_another_major_version_are_reported_and_skipped(sandbox, harness, old, new):
     seen = []
@@ -210,13 +244,16 @@ def test_records_of_another_major_version_are_reported_and_skipped(sandbox, harn
     assert any(seen)
     rc, report = audit(sb)
     assert report["audit"] == [] or harness == "codex" and all(r["agent_id"] is None for r in report["audit"])
-    assert any("written by version %s" % new.split('"')[-2] in p["problem"] for p in report["skipped"])
+    assert any("written by version %s" % new.strip("'").split('"')[-2 if '"' in new else 0] in p["problem"]
+               for p in report["skipped"])
 
 
 @pytest.mark.parametrize("harness, old, new", [
     ("claude", '"version":"2.1.328"', '"version":"2.1.400"'),
     ("codex", '"cli_version":"0.169.0"', '"cli_version":"0.170.1"'),
     ("copilot", '"copilotVersion":"1.0.102"', '"copilotVersion":"1.0.110"'),
+    ("opencode", "'1.18.33'", "'1.19.2'"),
+    ("kilo", "'7.7.7'", "'7.8.0'"),
 ])
 def test_records_of_a_newer_minor_version_are_read(sandbox, harness, old, new):
     sb = load(sandbox(), harness, lambda rel, text: text.replace(old, new))
@@ -472,3 +509,156 @@ def test_hostile_records_are_read_without_a_crash(sandbox):
     assert not [p for p in report["skipped"] if p["problem"].startswith("skipped: ")], report["skipped"]
     result = sb.doctor("--audit", "--since", "3650")
     assert result.rc in (0, 1) and "Traceback" not in result.err, result
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenCode and Kilo: the database holds the runs, the CLI's log what the plugin delivered.
+# ---------------------------------------------------------------------------------------------
+
+def log_edit(test):
+    """An edit of the CLI's log only: ``test(lines) -> lines``."""
+    def edit(rel, text):
+        return "".join(test(text.splitlines(True))) if rel.endswith("/log/opencode.log") else text
+    return edit
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_delivery_and_redelivery_are_inferred_from_the_log(sandbox, harness):
+    sb = load(sandbox(), harness)
+    _, report = audit(sb, "--agent", "briefed")
+    row, = report["audit"]
+    assert (row["verdict"], row["kind"], row["compactions"], row["redelivered"]) == ("briefed", "subagent", 1, 1)
+    assert row["redelivered_by"] == ["system.transform (inferred)"]
+    assert row["delivered"] == [{"name": "demo-magic", "kind": "skill", "bytes": 60000, "parts": [1]}]
+    assert row["agent_id"].startswith("ses_") and row["session"].startswith("ses_")
+    assert any("inferred from the plugin's line in the CLI's log" in n for n in row["notes"]), row
+    _, report = audit(sb, "--agent", "broken")
+    refusals = sorted(row["refused"][:40] for row in report["audit"])
+    assert refusals == ["briefing: agent 'broken' references unkn",
+                        "the agent got the abort instruction at i"], refusals
+    text = sb.doctor("--audit", "--since", "3650", "--harness", harness)
+    assert text.rc == 0 and "delivered in 1 part(s): demo-magic 60.0 kB" in text.out, text
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_a_run_the_log_shows_no_briefing_for_is_not_briefed(sandbox, harness):
+    sb = load(sandbox(), harness, log_edit(lambda lines: [l for l in lines if "briefing: briefed" not in l]))
+    rc, report = audit(sb, "--agent", "briefed")
+    row, = report["audit"]
+    assert (rc, row["verdict"], row["delivered"]) == (1, "not-briefed", []), report
+    assert "log shows no briefing line for this run" in row["cause"], row
+    sb.path("project/%s.json" % harness).write_text("{}")
+    _, report = audit(sb, "--agent", "briefed")
+    assert report["audit"][0]["cause"].startswith("briefing's plugin is not in \"plugin\" of "), report
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_a_request_after_the_compaction_from_a_process_that_never_briefed_is_lost(sandbox, harness):
+    def resumed(lines):
+        # The child's requests after its summarizer's come from another process (a resumed session).
+        at = [i for i, l in enumerate(lines) if "agent=compaction" in l][0]
+        return lines[:at] + [l.replace(" run=", " run=other-") if "message=stream" in l else l for l in lines[at:]]
+    sb = load(sandbox(), harness, log_edit(resumed))
+    rc, report = audit(sb, "--agent", "briefed")
+    row, = report["audit"]
+    assert (rc, row["verdict"], row["compactions"], row["redelivered"]) == (1, "lost-after-compaction", 1, 0), row
+
+
+def test_opencode_a_database_that_is_not_one_is_reported(sandbox):
+    sb = sandbox({"home/.local/share/opencode/opencode.db": "not a database\n" * 100})
+    rc, report = audit(sb, "--harness", "opencode")
+    assert (rc, report["audit"]) == (0, []), report
+    assert [p for p in report["skipped"] if "could not be listed" in p["problem"]], report["skipped"]
+
+
+def test_opencode_hostile_rows_and_log_lines_are_read_without_a_crash(sandbox):
+    import sqlite3
+    sb = load(sandbox(), "opencode")
+    db = sqlite3.connect(str(sb.path("home/.local/share/opencode/opencode.db")))
+    parent = db.execute("SELECT id FROM session WHERE parent_id IS NULL").fetchone()[0]
+    for data in ('[1]', 'null', '{"type": "tool", "tool": "task", "state": "x"} briefing:',
+                 '{"type": "tool", "tool": "task", "state": {"status": "error", "error": 7, "input": 3}}',
+                 '{"type": "compaction"', '{"type": "tool", "tool": "task", "state": {"status": "error", '
+                 '"error": "briefing: x", "input": {"subagent_type": ["y"]}}}'):
+        db.execute("INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) "
+                   "VALUES (?, 'm', ?, 1, 1, ?)", ("prt_%d" % hash(data), parent, data))
+    db.execute("UPDATE session SET agent = NULL, version = 5 WHERE parent_id IS NOT NULL")
+    db.commit()
+    db.close()
+    log = sb.path("home/.local/share/opencode/log/opencode.log")
+    log.write_text(log.read_text() + 'timestamp=x run= message="briefing: \\u2190 ( kB)"\ntimestamp=2026-12-03T13:17:21Z '
+                   'message="briefing: a \u2190 b (x kB)"\n\x00\xff\ntimestamp=2026-12-03T13:17:21Z message="unclosed\n')
+    rc, report = audit(sb, "--harness", "opencode")
+    assert not [p for p in report["skipped"] if p["problem"].startswith("skipped: ")], report["skipped"]
+
+
+def test_opencode_a_log_past_the_bound_is_read_from_its_end(sandbox):
+    import importlib
+    from conftest import hook_package
+    hook_package()
+    audit_module = importlib.import_module("briefing.audit")
+    machine_module = importlib.import_module("briefing.machine")
+    sb = load(sandbox(), "opencode")
+    log_file = sb.path("home/.local/share/opencode/log/opencode.log")
+    recent = log_file.read_text(encoding="utf-8")
+    log_file.write_text("timestamp=2020-01-01T00:00:00.000Z level=INFO run=old message=stream session.id=x\n" * 3000
+                        + recent, encoding="utf-8")
+    machine = machine_module.Machine(str(sb.project), {"HOME": str(sb.home)})
+    log = audit_module.Log(per_file=len(recent.encode("utf-8")) + 40)
+    rows, _, log = audit_module.audit(machine, ("opencode",), 3650, log=log)
+    assert sorted((r["agent"], r["verdict"]) for r in rows) == EXPECTED["opencode"][1]
+    assert any("only its last" in p["problem"] for p in log.problems), log.problems
+
+
+def make_newest(sb, harness, agent):
+    """The main session whose child runs ``agent`` made this project's newest, updated now."""
+    import sqlite3
+    db = sqlite3.connect(str(sb.path("home/.local/share/%s/%s.db" % (harness, harness))))
+    db.execute("UPDATE session SET time_updated = ? WHERE id = (SELECT parent_id FROM session WHERE agent = ? "
+               "AND parent_id IS NOT NULL LIMIT 1)", (int(time.time() * 1000), agent))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_the_pre_flight_names_the_last_session_s_run_not_briefed(sandbox, harness):
+    sb = load(sandbox(), harness)
+    make_newest(sb, harness, "briefed")
+    payload = {"hook_event_name": "SessionStart", "source": "startup", harness + "_plugin": "1", "cwd": str(sb.project)}
+    assert "briefing: the last" not in sb.run(payload).out
+    log_file = sb.path("home/.local/share/%s/log/opencode.log" % harness)
+    log_file.write_text("".join(l for l in log_file.read_text(encoding="utf-8").splitlines(True)
+                                if "briefing: briefed" not in l), encoding="utf-8")
+    result = sb.run(payload)
+    label = {"opencode": "OpenCode", "kilo": "Kilo"}[harness]
+    assert ("briefing: the last %s session (ses_dc3f) started 1 agent run(s) that declared skills and got none "
+            "(briefed); run briefing-doctor --audit" % label) in json.loads(result.out)["systemMessage"], result
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_a_session_resumed_in_a_new_process_is_briefed_again_at_its_first_message(sandbox, harness):
+    def resumed_and_briefed(lines):
+        at = [i for i, l in enumerate(lines) if "agent=compaction" in l][0]
+        after = [l.replace(" run=", " run=other-") if "message=stream" in l else l for l in lines[at + 1:]]
+        first = [i for i, l in enumerate(after) if " run=other-" in l][0]
+        line = [l for l in lines if "briefing: briefed" in l][0]
+        stamp = after[first].split(" ", 1)[0]
+        brief = stamp + " " + line.split(" ", 1)[1].replace(" run=", " run=other-")
+        return lines[:at + 1] + after[:first] + [brief] + after[first:]
+    sb = load(sandbox(), harness, log_edit(resumed_and_briefed))
+    rc, report = audit(sb, "--agent", "briefed")
+    row, = report["audit"]
+    assert (rc, row["verdict"], row["compactions"], row["redelivered"]) == (0, "briefed", 1, 1), row
+    assert row["redelivered_by"] == ["chat.message (inferred)"]
+
+
+@pytest.mark.parametrize("harness", ["opencode", "kilo"])
+def test_opencode_a_child_whose_first_step_the_log_lost_still_gets_its_line(sandbox, harness):
+    # Measured: `opencode run` may exit before its log has the told-to-abort child's first step;
+    # the child was created before the plugin's line, in that process.
+    def lost_steps(lines):
+        at = [i for i, l in enumerate(lines) if "NOT briefed, told to abort" in l][0]
+        return lines[:at + 1] + [l for l in lines[at + 1:] if "message=stream" not in l and "message=loop" not in l]
+    sb = load(sandbox(), harness, log_edit(lost_steps))
+    _, report = audit(sb, "--agent", "broken")
+    assert sorted(row["verdict"] for row in report["audit"]) == ["refused", "refused"], report

@@ -63,7 +63,8 @@ class Run(object):
     """One agent run as its records show it.
 
     ``kind``: ``subagent``, ``session`` (an agent session: ``claude --agent``) or ``teammate``.
-    ``timeline`` is what happened in order: ("deliver", event, texts) and ("compact", None, None).
+    ``timeline`` is what happened in order: ("deliver", event, texts) (or, where the records hold
+    no text, ("deliver", event, frame)) and ("compact", None, None).
     ``declared``: names the record itself keeps, or None (then they are resolved now).
     """
 
@@ -78,6 +79,10 @@ class Run(object):
 
     def deliver(self, event, texts):
         self.timeline.append(("deliver", event, [t for t in texts if isinstance(t, str)]))
+
+    def deliver_frame(self, event, frame):
+        """A delivery the records give as names and sizes, not as text: ``frame`` as ``framed`` returns it."""
+        self.timeline.append(("deliver", event, frame))
 
     def compact(self):
         self.timeline.append(("compact", None, None))
@@ -114,6 +119,19 @@ class Log(object):
                 pass
 
 
+def open_record(path, log, harness):
+    """(binary file, fstat) of a record file that is a regular file (``files.open_regular``), or
+    None, reported."""
+    from ..files import open_regular
+    from ..records import Unreadable
+    try:
+        fd, info = open_regular(path)
+    except Unreadable as exc:
+        log.problem(harness, path, "unreadable: %s" % exc.reason)
+        return None
+    return os.fdopen(fd, "rb"), info
+
+
 def record_lines(path, needles, log, harness):
     """(line number, object) for each JSON line of ``path`` that holds one of ``needles``.
 
@@ -121,15 +139,11 @@ def record_lines(path, needles, log, harness):
     not JSON (cut short at the end, or malformed) is reported and skipped. The file must
     be a regular file (``files.open_regular``), read in binary, so its size bounds the work.
     """
-    from ..files import open_regular
     from ..jsontext import parse_json
-    from ..records import Unreadable
-    try:
-        fd, info = open_regular(path)
-    except Unreadable as exc:
-        log.problem(harness, path, "unreadable: %s" % exc.reason)
+    opened = open_record(path, log, harness)
+    if opened is None:
         return
-    handle = os.fdopen(fd, "rb")
+    handle, info = opened
     try:
         limit = min(log.per_file, max(log.bytes_left, 0))
         if info.st_size > limit:
@@ -289,8 +303,8 @@ def tally(run):
             compactions += 1
             pending = True
             continue
-        frame = framed(texts)
-        if frame is None:
+        frame = texts if isinstance(texts, dict) else framed(texts)
+        if not frame:
             continue
         if frame["abort"]:
             refused = refused or "the agent got the abort instruction%s" % (

@@ -1,0 +1,347 @@
+"""OpenCode's (and Kilo's) records for the audit (docs/doctor.md "Audit"; measured on OpenCode
+1.18.33 and Kilo 7.7.7).
+
+Both keep every session of every project in one SQLite database, ``$XDG_DATA_HOME/opencode/
+opencode.db`` (Kilo: ``kilo/kilo.db``), read here read-only (``mode=ro``). A main session is a
+``session`` row without ``parent_id`` whose ``directory`` is this project; each child session
+(a task call's subagent) has the parent's id, its ``agent`` and ``time_created``; a compaction
+is a ``part`` of type ``compaction`` in the child's session; a spawn briefing refused is the
+parent's ``task`` tool part with ``state.status: error`` and briefing's reason.
+
+Neither CLI stores the system entries a plugin adds (``experimental.chat.system.transform``):
+what reached a child is read from the CLI's own log, ``$XDG_DATA_HOME/<cli>/log/*.log``
+(appended, never rotated, one ``timestamp=… level=… run=<process> message=…`` line each), where
+the plugin logs briefing's audit line ``briefing: <agent> ← <names> (<size> kB)`` (or ``NOT
+briefed, told to abort``, for a child it cannot refuse) at the session's first message in that
+process, before the session's first step there (``loop``/``stream … session.id=<id>``): the
+line goes to a session of the agent it names that the process ``created`` and had not started
+yet (the CLI may exit before it logs the last child's first step), else the next one to start.
+It holds the names and the total size only: the delivery is marked "(inferred)". The plugin
+then adds the briefing to every request of that session in that process: after a compaction,
+the session's next request (a ``stream`` line of the agent, not of ``compaction``) from a
+process that briefed it is counted as briefed again, "(inferred)" too.
+"""
+import os
+import re
+
+from . import Run, Session, foreign_version, iso_seconds, iso_time, open_record
+
+KNOWN = {"opencode": "1.", "kilo": "7."}
+DATABASE = {"opencode": "opencode.db", "kilo": "kilo.db"}
+LOG_NEEDLES = (b"message=created id=", b"message=loop ", b"message=stream ", b'message="briefing: ')
+# A plugin line belongs to a session whose first request in that process follows it; of the next
+# few such sessions, the one of the agent the line names (parallel task calls start together).
+CANDIDATES = 8
+SESSION_LIMIT = 200000  # rows of one session's parts read at most (a bound, like the byte bound)
+
+
+def data_dir(machine, key):
+    data = machine.env.get("XDG_DATA_HOME")
+    data = data if data and os.path.isabs(data) else os.path.join(machine.home, ".local", "share")
+    return os.path.join(data, key)
+
+
+def connect(path):
+    """A read-only connection to the CLI's database, or raise sqlite3.Error / OSError."""
+    import sqlite3
+    from urllib.parse import quote
+    if not os.path.isfile(path):
+        raise OSError("no such file")
+    db = sqlite3.connect("file:%s?mode=ro" % quote(os.path.abspath(path)), uri=True, timeout=2.0)
+    db.text_factory = lambda data: data.decode("utf-8", "replace")
+    return db
+
+
+def json_of(text):
+    from ..jsontext import parse_json
+    try:
+        value = parse_json(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def sessions_of(key, machine, since, newest=None):
+    from ..files import is_inside
+    path = os.path.join(data_dir(machine, key), DATABASE[key])
+    project = machine.project(key).folder
+    if not os.path.exists(path):
+        return []
+    db = connect(path)  # a database it cannot read is reported by the audit
+    try:
+        rows = db.execute("SELECT id, directory, time_updated FROM session WHERE parent_id IS NULL "
+                          "AND time_updated >= ? ORDER BY time_updated DESC", (int(since * 1000),)).fetchall()
+    finally:
+        db.close()
+    found = []
+    for sid, directory, updated in rows:
+        if isinstance(sid, str) and isinstance(directory, str) and isinstance(updated, (int, float)) \
+                and is_inside(directory, project):
+            found.append(Session(key, sid, path, updated / 1000.0))
+    return found[:newest] if newest else found
+
+
+def sessions(machine, since, newest=None):
+    return sessions_of("opencode", machine, since, newest)
+
+
+def read_of(key, machine, session, log):
+    try:
+        db = connect(session.path)
+    except Exception as exc:
+        log.problem(key, session.path, "unreadable: %s" % exc)
+        return []
+    try:
+        return runs_of(key, machine, session, db, log)
+    finally:
+        db.close()
+
+
+def read(machine, session, log):
+    return read_of("opencode", machine, session, log)
+
+
+def runs_of(key, machine, session, db, log):
+    main = db.execute("SELECT agent, time_created, version FROM session WHERE id = ?", (session.id,)).fetchone()
+    if main is None:
+        return []
+    why = foreign_version(main[2], KNOWN[key])
+    if why:
+        log.problem(key, session.path, why)
+        return []
+    children = db.execute("SELECT id, agent, time_created, version FROM session WHERE parent_id = ? "
+                          "ORDER BY time_created", (session.id,)).fetchall()
+    logged = log_lines(key, machine, log)
+    agents = dict((sid, agent) for sid, agent, _, _ in children)
+    agents[session.id] = main[0]
+    briefing = {}  # session id -> [(seconds, process, frame)]: the log's lines of its agent
+    taken = set()  # (session, process): one line per session's first message in a process
+    for when, process, frame, candidates in logged.get("lines", ()):
+        mine = [c for c in candidates if c in agents and agents[c] == frame["agent"]]
+        sid = next((c for c in mine if (c, process) not in taken), None)
+        if sid is not None:
+            taken.add((sid, process))
+            briefing.setdefault(sid, []).append((when, process, frame))
+    runs = []
+    main_run = Run(key, session.id, main[0], session.id, ms_time(main[1]), kind="session")
+    for sid, agent, created, version in [(session.id, main[0], main[1], main[2])] + list(children):
+        run = main_run if sid == session.id else Run(key, session.id, agent, sid, ms_time(created))
+        run.file, run.version = session.path, version if isinstance(version, str) else None
+        events = [(when, 0, process, frame) for when, process, frame in briefing.get(sid, ())]
+        streams = logged.get(sid, {}).get("stream", [])
+        for at in compactions_of(db, sid):
+            later = [s for s in streams if s[0] > at and s[2] != "compaction"]
+            if later:  # with no request after it, nothing went without the briefing
+                events += [(at, 1, None, "compact"), (later[0][0], 2, later[0][1], "request")]
+        briefed_in = set()  # the processes that briefed this session: they add it to each request
+        for when, _, process, what in sorted(events, key=lambda e: (e[0], e[1])):
+            if what == "compact":
+                run.compact()
+            elif what == "request":
+                if process in briefed_in:
+                    run.deliver_frame("system.transform (inferred)", run_frame(run))
+            elif what.get("refusal"):
+                run.refused = run.refused or what["refusal"]
+            else:
+                run.deliver_frame("chat.message (inferred)", what)
+                if not briefed_in:
+                    run.messages.append("what reached it is inferred from the plugin's line in the CLI's log, "
+                                        "%s (the CLI does not store the system entry itself)" % iso_time(when))
+                    if len(what["items"]) > 1:
+                        run.messages.append("%.1f kB delivered in all: the log records the total size only" % (
+                            what["total"] / 1000.0))
+                briefed_in.add(process)
+        if sid != session.id or run.timeline or run.refused:
+            runs.append(run)
+    runs += refusals(key, db, session, log)
+    for run in runs:
+        if logged.get("cut") and not run.timeline and not run.refused:
+            run.file = logged["cut"]  # its line may be in the part of the log not read
+    if not logged.get(None):
+        for run in runs:
+            if run.agent_id:
+                run.messages.append("no log of %s was found (%s): what reached the agents is unknown" % (
+                    key, os.path.join(data_dir(machine, key), "log")))
+    return runs
+
+
+def run_frame(run):
+    for kind, _, frame in run.timeline:
+        if kind == "deliver" and isinstance(frame, dict):
+            return frame
+    return {}
+
+
+def compactions_of(db, sid):
+    """The times (seconds) of the session's compaction parts."""
+    out = []
+    rows = db.execute("SELECT time_created, data FROM part WHERE session_id = ? AND data LIKE '%\"compaction\"%' "
+                      "ORDER BY time_created LIMIT ?", (sid, SESSION_LIMIT))
+    for created, data in rows:
+        value = json_of(data)
+        if value is not None and value.get("type") == "compaction" and isinstance(created, (int, float)):
+            out.append(created / 1000.0)
+    return out
+
+
+def refusals(key, db, session, log):
+    """A run per task call of the session that briefing refused (no child session was made)."""
+    runs = []
+    rows = db.execute("SELECT time_created, data FROM part WHERE session_id = ? AND data LIKE '%\"task\"%' "
+                      "AND data LIKE '%briefing:%' ORDER BY time_created LIMIT ?", (session.id, SESSION_LIMIT))
+    for created, data in rows:
+        value = json_of(data)
+        state = value.get("state") if value and value.get("type") == "tool" and value.get("tool") == "task" else None
+        if not isinstance(state, dict) or state.get("status") != "error":
+            continue
+        error, args = state.get("error"), state.get("input") if isinstance(state.get("input"), dict) else {}
+        if isinstance(error, str) and "briefing:" in error:
+            run = Run(key, session.id, args.get("subagent_type"), None,
+                      ms_time(created) if isinstance(created, (int, float)) else None)
+            run.refused, run.file = error[error.find("briefing:"):], session.path
+            runs.append(run)
+    return runs
+
+
+def ms_time(value):
+    return iso_time(value / 1000.0) if isinstance(value, (int, float)) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI's log: what the plugin logged for each session, read once per audit.
+# ---------------------------------------------------------------------------------------------
+
+FIELD = re.compile(r'(\w[\w.]*)=("(?:[^"\\]|\\.)*"|\S*)')
+ABORT = "briefing: NOT briefed, told to abort: agent '"
+AUDIT_LINE = re.compile(u"^briefing: (.*) \u2190 (.*?) \\((\\d+(?:\\.\\d+)?) kB\\)(?:;|$)")
+
+
+def fields(line):
+    from ..jsontext import parse_json
+    out = {}
+    for name, value in FIELD.findall(line):
+        if value.startswith('"'):
+            try:
+                value = parse_json(value)
+            except ValueError:
+                continue
+        out.setdefault(name, value)
+    return out
+
+
+def log_lines(key, machine, log):
+    """{session id: {"stream": [(seconds, process, agent)]}, "lines": [(seconds, process, frame,
+    [the sessions whose first request in that process came next])], None: True when a log was
+    read, "cut": a log read in part}, from every log file of the CLI, within the audit's bounds."""
+    memo = machine.state.setdefault("audit_opencode_logs", {})
+    if key in memo:
+        return memo[key]
+    folder = os.path.join(data_dir(machine, key), "log")
+    out = memo[key] = {}
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".log"))
+    except OSError:
+        return out
+    for name in names:
+        read_log(key, os.path.join(folder, name), log, out)
+    return out
+
+
+def read_log(key, path, log, out):
+    opened = open_record(path, log, key)
+    if opened is None:
+        return
+    handle, info = opened
+    # Per process: the sessions created and not yet active, those active (a loop step or a
+    # request), and its plugin lines still taking candidates.
+    waiting, active, pending = {}, {}, {}
+    try:
+        limit = min(log.per_file, max(log.bytes_left, 0))
+        if info.st_size > limit:
+            # The log is appended to: its end holds the recent sessions, the ones audited.
+            log.problem(key, path, "only its last %d of %d bytes were read (the audit's bound)" % (
+                limit, info.st_size))
+            out["cut"] = path
+            handle.seek(info.st_size - limit)
+            handle.readline()  # the rest of a line cut at the start
+        used = 0
+        for raw in handle:
+            used += len(raw)
+            if used > limit:
+                break
+            if not raw.startswith(b"timestamp=") or not any(n in raw for n in LOG_NEEDLES):
+                continue
+            out[None] = True
+            line = fields(raw.decode("utf-8", "replace").rstrip("\n"))
+            when, process, message = iso_seconds(line.get("timestamp")), line.get("run"), line.get("message")
+            if when is None or not isinstance(message, str):
+                continue
+            sid = line.get("session.id") if message in ("stream", "loop") else None
+            if message == "created" and isinstance(line.get("id"), str):
+                waiting.setdefault(process, []).append(line["id"])
+            elif isinstance(sid, str):
+                if message == "stream":
+                    out.setdefault(sid, {}).setdefault("stream", []).append((when, process, line.get("agent")))
+                if sid not in active.setdefault(process, set()):
+                    # The session's first step in this process: the plugin's line for it came before.
+                    active[process].add(sid)
+                    if sid in waiting.get(process, ()):
+                        waiting[process].remove(sid)
+                    for candidates in pending.get(process, ()):
+                        if sid not in candidates:
+                            candidates.append(sid)
+                    pending[process] = [c for c in pending.get(process, ()) if len(c) < CANDIDATES]
+            elif message.startswith("briefing: "):
+                frame = frame_of(message)
+                if frame is not None:
+                    # A child created and not yet active (the CLI may exit before it logs the
+                    # child's first step), then the next sessions to start in this process.
+                    candidates = list(waiting.get(process, ()))
+                    pending.setdefault(process, []).append(candidates)
+                    out.setdefault("lines", []).append((when, process, frame, candidates))
+        log.bytes_left -= min(used, limit)
+    except OSError as exc:
+        log.problem(key, path, "unreadable: %s" % (exc.strerror or exc))
+    finally:
+        handle.close()
+
+
+def frame_of(message):
+    """What an audit line of the plugin says was delivered, as ``framed`` gives it; a refusal
+    (the abort instruction the child got) as {"refusal"}; None for another line."""
+    match = AUDIT_LINE.match(message)
+    if match:
+        names = [n for n in match.group(2).split(", ") if n]
+        total = int(round(float(match.group(3)) * 1000))
+        items = [{"name": n, "kind": "skill", "bytes": total if len(names) == 1 else None, "parts": [1]}
+                 for n in names]
+        return {"agent": match.group(1), "abort": False, "parts": [1], "count": 1, "items": items,
+                "total": total}
+    if message.startswith(ABORT):
+        # The child told to abort (a command's subtask, which cannot be refused; docs/opencode.md).
+        return {"agent": message[len(ABORT):].split("'", 1)[0],
+                "refusal": "the agent got the abort instruction at its start (chat.message): briefing: "
+                + message[len(ABORT) - len("agent '"):]}
+    return None
+
+
+def causes_of(key, machine, run):
+    from ..files import read_json
+    from ..harnesses.opencode import CLIS, config_home
+    cli = CLIS[key]
+    folder = os.path.join(data_dir(machine, key), "log")
+    if not os.path.isdir(folder):
+        return ["%s keeps no log in %s: what the plugin did cannot be read" % (cli.label, folder)]
+    configs = [os.path.join(machine.project(key).folder, name) for name in ("%s.json" % key, "%s.jsonc" % key)]
+    configs += [os.path.join(config_home(machine, cli), name) for name in ("%s.json" % key, "%s.jsonc" % key)]
+    for path in configs:
+        data = read_json(path)
+        plugins = data.get("plugin") if isinstance(data, dict) else None
+        if isinstance(plugins, list) and any(isinstance(p, str) and "briefing" in p for p in plugins):
+            return ["%s's log shows no briefing line for this run: the plugin (%s) did not run, or did not "
+                    "brief it" % (cli.label, path)]
+    return ["briefing's plugin is not in \"plugin\" of %s" % " or ".join(configs[::2])]
+
+
+def causes(machine, run):
+    return causes_of("opencode", machine, run)
