@@ -18,7 +18,7 @@ def doctor_audit(machine, harnesses, since_days, session, agent, as_json, out):
 
 
 def kilobytes(size):
-    return "%.1f kB" % (size / 1000.0)
+    return "%.1f kB" % (size / 1000.0) if size is not None else "(inferred)"
 
 
 def print_text(rows, summary, log, out, since_days, labels):
