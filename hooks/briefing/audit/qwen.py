@@ -136,7 +136,8 @@ def read(machine, session, log):
         error = errors.get(call_id)
         if error is None:
             continue  # no run: not answered yet, or failed before it started (an unknown agent)
-        run = Run("qwen", session.id, args.get("subagent_type") or "general-purpose", call_id, when)
+        # Qwen Code spawns its general-purpose agent when the call names none (DEFAULT_BUILTIN_SUBAGENT_TYPE).
+        run = Run("qwen", session.id, text_or_none(args.get("subagent_type")) or "general-purpose", call_id, when)
         run.file, run.version = session.path, version
         if error.startswith("briefing:"):
             run.refused = error
