@@ -509,6 +509,8 @@ def test_qwen_code_runs_get_their_verdicts_inferred_and_marked_so(sandbox):
     # Qwen Code records no hook output: the delivery is inferred, its size unknown.
     assert first["delivered"] == [{"name": "magic", "kind": "skill", "bytes": None, "parts": [1], "inferred": True}]
     assert first["agent_id"] == "briefed-call_000000000000000000000001"
+    # The sandbox wrote the agent after the recorded run: what is inferred reads it as it is now.
+    assert len(first["notes"]) == 1 and "briefed.md changed after this run" in first["notes"][0], first
     assert QWEN_SECRET not in json.dumps(report)
     text = load_qwen(sandbox()).doctor("--audit", "--since", "3650", "--harness", "qwen")
     assert "delivered in 1 part(s): magic (inferred)" in text.out and QWEN_SECRET not in text.out, text
@@ -595,8 +597,9 @@ def test_qwen_code_hostile_records_are_read_without_a_crash(sandbox):
         '{"version": "0.24.4", "message": {"parts": [{"functionCall": {"name": "agent", "id": "c1", "args": 3}}]}}',
         '{"message": {"parts": [{"functionCall": {"name": "agent", "id": "c2", "args": {"subagent_type": 4}}}]}}',
         '{"message": {"parts": [{"functionResponse": {"name": "agent", "id": "c1", "response": {"error": 5}}}]}}',
-        '{"message": {"parts": [{"functionResponse": {"name": "agent", "id": "c2", "response": {"error": "briefing: x"}}},'
-        ' 7]}}', '{"message": {"parts": "x"}, "name": "agent"}', '{"message": [], "x": "<state_snapshot>"}',
+        '{"message": {"parts": [{"functionResponse": {"name": "agent", "id": "c2",'
+        ' "response": {"error": "briefing: x"}}}, 7]}}', '{"message": {"parts": "x"}, "name": "agent"}',
+        '{"message": [], "x": "<state_snapshot>"}',
         '{"systemPayload": {"uiEvent": {"response_text": "<state_snapshot>", "subagent_id": ["x"]}}}',
         '{"systemPayload": {"uiEvent": "<state_snapshot>"}}')]
     body = "\n".join(HOSTILE_LINES + compact) + "\n"

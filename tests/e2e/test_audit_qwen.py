@@ -87,7 +87,7 @@ def test_a_briefed_run_is_inferred_and_says_so(machine):
     _, report = doctor(machine)
     first, compacted = rows_of(report, "briefed")
     assert first["delivered"] == [{"name": "magic", "kind": "skill", "bytes": None, "parts": [1], "inferred": True}]
-    assert first["agent_id"].startswith("briefed-call_") and first["compactions"] == 0
+    assert first["agent_id"].startswith("briefed-call_") and first["compactions"] == 0 and first["notes"] == []
     # Qwen Code records no compaction of a subagent but the summariser's answer; the system
     # prompt, and the briefing at ${hook_context} in it, survives it.
     assert (compacted["compactions"], compacted["redelivered"], compacted["redelivered_by"]) == (

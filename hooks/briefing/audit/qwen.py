@@ -20,7 +20,8 @@ system prompt, and the briefing in it, survive it (facts §6).
 import os
 import re
 
-from . import Run, chat_sessions, foreign_version, head_line, older_copies, record_lines, resolved_now, text_or_none
+from . import (Run, chat_sessions, foreign_version, head_line, iso_seconds, older_copies, record_lines, resolved_now,
+               text_or_none)
 
 KNOWN = "0."
 NEEDLES = (b'"name":"agent"', b"<state_snapshot>")
@@ -179,6 +180,7 @@ def infer(machine, run):
     briefing = resolved_now(machine, run)
     if agent is None or briefing is None or isinstance(briefing, str) or briefing.unreachable:
         return False  # no ${hook_context}: SubagentStart's context reached nothing
+    changed_after(agent.path, run)
     if briefing.denies and "PreToolUse" not in events:
         # Nothing refused it at the spawn, and a declared skill is missing: SubagentStart put the
         # abort instruction where the briefing goes.
@@ -191,6 +193,17 @@ def infer(machine, run):
     if items:
         run.infer(SPAWNED, items)
     return bool(items)
+
+
+def changed_after(path, run):
+    """Note it when the agent's file changed after the run: what is inferred reads it as it is now."""
+    started = iso_seconds(run.time)
+    try:
+        changed = os.stat(path).st_mtime if path else None
+    except OSError:
+        return
+    if started is not None and changed is not None and changed > started:
+        run.messages.append("%s changed after this run: the inference (inferred) reads it as it is now" % path)
 
 
 def briefing_hooks(machine):
