@@ -627,3 +627,17 @@ def test_qwen_code_pre_flight_names_the_last_session_s_run_that_got_nothing(sand
     line = [l for l in json.loads(result.out)["systemMessage"].splitlines() if l.startswith("briefing: the last")]
     assert line == ["briefing: the last Qwen Code session (a57e9803) started 1 agent run(s) that declared skills "
                     "and got none (briefed); run briefing-doctor --audit"], result
+
+
+@pytest.mark.parametrize("error, verdict, says", [
+    ("briefing cannot run: its folder /gone is gone", "refused", "briefing cannot run: its folder /gone is gone"),
+    # facts/qwen-code.md §3: a hook whose script is gone exits 2, which blocks the spawn with its stderr
+    ("/usr/bin/python3: can't open file '/gone/hooks/briefing-preload'", "not-briefed",
+     "a briefing hook failed: /usr/bin/python3: can't open file '/gone/hooks/briefing-preload'"),
+])
+def test_qwen_code_a_spawn_the_fallback_or_a_broken_hook_stopped(sandbox, error, verdict, says):
+    sb = load_qwen(sandbox(), lambda rel, text: text.replace(
+        "briefing: agent 'missing' references unknown skill(s): no-such-skill", error))
+    _, report = audit(sb, "--harness", "qwen")
+    guarded = qwen_rows(report, "missing")[0]
+    assert guarded["verdict"] == verdict and says in (guarded["refused"] or guarded["cause"]), guarded

@@ -27,6 +27,8 @@ KNOWN = "0."
 NEEDLES = (b'"name":"agent"', b"<state_snapshot>")
 SNAPSHOT = "<state_snapshot>"
 NO_PYTHON = "no Python 3.8"
+# The guard's deny reasons: a declaration's, and the fallback's when briefing's folder is gone.
+REFUSALS = ("briefing:", "briefing cannot run:")
 SPAWNED = "SubagentStart (inferred)"
 KEPT = "its system prompt, kept (inferred)"
 META_BYTES = 64 * 1024
@@ -62,7 +64,7 @@ def metas(folder, log):
         return out
     for name in names:
         path = os.path.join(folder, name)
-        meta = read_meta(path)
+        meta = read_meta(path, log)
         if not isinstance(meta, dict) or not text_or_none(meta.get("agentType")):
             log.problem("qwen", path, "not a subagent's meta.json; skipped")
             continue
@@ -71,7 +73,8 @@ def metas(folder, log):
     return out
 
 
-def read_meta(path):
+def read_meta(path, log):
+    """A meta.json's object (its first 64 kB; about 800 bytes measured), counted in the audit's bytes."""
     from ..files import open_regular
     from ..jsontext import parse_json
     from ..records import Unreadable
@@ -81,6 +84,7 @@ def read_meta(path):
         return None
     try:
         data = os.pread(fd, META_BYTES, 0)
+        log.bytes_left -= len(data)
     except OSError:
         return None
     finally:
@@ -140,7 +144,7 @@ def read(machine, session, log):
         # Qwen Code spawns its general-purpose agent when the call names none (DEFAULT_BUILTIN_SUBAGENT_TYPE).
         run = Run("qwen", session.id, text_or_none(args.get("subagent_type")) or "general-purpose", call_id, when)
         run.file, run.version = session.path, version
-        if error.startswith("briefing:"):
+        if error.startswith(REFUSALS):
             run.refused = error
         elif NO_PYTHON in error or "can't open file" in error:
             run.hook_errors.append(error.strip().splitlines()[0][:300])
