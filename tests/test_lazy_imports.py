@@ -25,7 +25,7 @@ main(sys.argv[1:])
 sys.stdout.write("\\n" + json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "briefing")))
 """
 
-HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini", "qwen")}
+HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini", "qwen", "opencode", "kilo")}
 EVERY_RUN = {"briefing", "briefing.main", "briefing.handlers", "briefing.harnesses"}
 
 FILES = {

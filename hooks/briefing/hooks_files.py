@@ -1,7 +1,10 @@
 """Reading briefing's handlers out of a hooks file, for the doctor's checks.
 """
-from .files import read_text
+import os
+
+from .files import is_file, read_text
 from .jsontext import parse_json
+from .records import Unreadable
 
 
 def not_this_copy(name, label, manifest):
@@ -22,6 +25,23 @@ def read_hooks(path):
                 if isinstance(hook, dict) and "briefing-preload" in str(hook.get("command", "")):
                     found.setdefault(event, []).append((group.get("matcher"), hook, i, j))
     return found
+
+
+def extension_hooks(root, manifest, folder, name, label):
+    """(the extension's folder, its briefing handlers, None), or (..., None, the check's result).
+
+    An extension (Gemini CLI, Qwen Code) is read from ``<extension>/hooks/hooks.json``: its own
+    ``folder`` in the repository, the root itself in a built copy (``manifest`` there).
+    """
+    ext = root if is_file(os.path.join(root, manifest)) else os.path.join(root, folder)
+    if not is_file(os.path.join(ext, manifest)):
+        return ext, None, {"name": name, "status": "ok",
+                           "detail": "this copy of briefing carries no %s extension" % label}
+    path = os.path.join(ext, "hooks", "hooks.json")
+    try:
+        return ext, read_hooks(path), None
+    except (Unreadable, ValueError, AttributeError) as exc:
+        return ext, None, {"name": name, "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
 
 
 def part_of(command):

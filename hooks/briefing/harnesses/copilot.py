@@ -8,7 +8,7 @@ import os
 
 from ..constants import PARTS
 from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, read_tail,
-                     read_text, read_text_or_empty, top_level_files, warn)
+                     read_text, read_text_or_empty, real_path, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with, parse_json
 from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_name, load_md_agent
@@ -87,7 +87,7 @@ def copilot_plugins(machine):
         if isinstance(root, str) and os.path.isabs(root) and is_dir(root):
             found.append((copilot_plugin_name(root, name if isinstance(name, str) else None), root))
     own = machine.env.get("COPILOT_PLUGIN_ROOT") or machine.own_plugin_root
-    if own and is_dir(own) and all(os.path.realpath(r) != os.path.realpath(own) for _, r in found):
+    if own and is_dir(own) and all(real_path(r) != real_path(own) for _, r in found):
         found.append((copilot_plugin_name(own, None), own))
     machine.state["copilot_plugins"] = found
     return found

@@ -396,17 +396,12 @@ def gemini_hooks_check(root):
     its own: ``gemini/`` in the repository, the root itself in a copy that has
     ``gemini-extension.json`` there.
     """
-    from ..hooks_files import one_handler_each, read_hooks  # the doctor's checks only
+    from ..hooks_files import extension_hooks, one_handler_each  # the doctor's checks only
     import re
-    ext = root if is_file(os.path.join(root, "gemini-extension.json")) else os.path.join(root, GEMINI_EXTENSION)
-    if not is_file(os.path.join(ext, "gemini-extension.json")):
-        return {"name": "gemini hooks.json", "status": "ok",
-                "detail": "this copy of briefing carries no Gemini CLI extension"}
-    path = os.path.join(ext, "hooks", "hooks.json")
-    try:
-        hooks = read_hooks(path)
-    except (Unreadable, ValueError, AttributeError) as exc:
-        return {"name": "gemini hooks.json", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
+    ext, hooks, result = extension_hooks(root, "gemini-extension.json", GEMINI_EXTENSION, "gemini hooks.json",
+                                         "Gemini CLI")
+    if result:
+        return result
     problems = []
     for event, (matcher, hook) in one_handler_each(hooks, ("BeforeTool", "SessionStart"), problems).items():
         if event == "BeforeTool":

@@ -9,7 +9,7 @@ a declaring agent whose body has none, and its hooks-file check.
 """
 import os
 
-from ..files import is_dir, is_file, path_kind, read_json, read_text, shown_path, warn
+from ..files import is_dir, is_file, path_kind, read_json, read_text, real_path, shown_path, warn
 from . import HARNESSES, Harness, qwen_dir
 from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_skill, project_from_env,
                       tree_shows)
@@ -58,7 +58,7 @@ def find_qwen_project(machine):
 def qwen_project_read(machine):
     """The project folder whose ``.qwen/`` Qwen Code reads, or None when it is the home folder."""
     folder = machine.project("qwen").folder
-    if os.path.realpath(folder) == os.path.realpath(machine.home):
+    if real_path(folder) == real_path(machine.home):
         return None
     return folder
 
@@ -82,7 +82,7 @@ def qwen_extensions(machine):
         folders = []
     enablement = read_json(os.path.join(base, "extension-enablement.json")) if folders else None
     folder = machine.project("qwen").folder
-    here = [folder, os.path.realpath(folder)]
+    here = [folder, real_path(folder)]
     for sub in folders:
         root = os.path.join(base, sub)
         meta = read_json(os.path.join(root, ".qwen-extension-install.json"))
@@ -247,7 +247,7 @@ def qwen_bundled_skills(machine):
         found = None
         _, argv = ancestor_named(("node", "node.exe", "qwen"))
         for arg in (argv or [])[1:3]:
-            script = os.path.realpath(arg) if os.path.isabs(arg) else None
+            script = real_path(arg) if os.path.isabs(arg) else None
             if script and os.path.basename(script) in ("cli.js", "cli-entry.js"):
                 candidate = os.path.join(os.path.dirname(script), "bundled")
                 if is_dir(candidate):
@@ -381,16 +381,11 @@ def qwen_hooks_check(root):
     that briefs too, with a process per part.
     """
     from ..constants import PARTS
-    from ..hooks_files import one_handler_each, part_of, read_hooks  # the doctor's checks only
-    ext = root if is_file(os.path.join(root, "qwen-extension.json")) else os.path.join(root, QWEN_EXTENSION)
-    if not is_file(os.path.join(ext, "qwen-extension.json")):
-        return {"name": "qwen hooks.json", "status": "ok",
-                "detail": "this copy of briefing carries no Qwen Code extension"}
-    path = os.path.join(ext, "hooks", "hooks.json")
-    try:
-        hooks = read_hooks(path)
-    except (Unreadable, ValueError, AttributeError) as exc:
-        return {"name": "qwen hooks.json", "status": "FAIL", "detail": "cannot read %s: %s" % (path, exc)}
+    from ..hooks_files import extension_hooks, one_handler_each, part_of  # the doctor's checks only
+    ext, hooks, result = extension_hooks(root, "qwen-extension.json", QWEN_EXTENSION, "qwen hooks.json",
+                                         "Qwen Code")
+    if result:
+        return result
     if is_file(os.path.join(ext, ".claude-plugin", "plugin.json")):
         # Installed as a Claude Code plugin (qwen extensions install <repo>:briefing): Qwen Code runs
         # Claude Code's file. The Agent matcher fires on its agent tool, and part 1 carries everything.
