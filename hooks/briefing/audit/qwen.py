@@ -214,16 +214,13 @@ def briefing_hooks(machine):
     """The events an enabled briefing extension registers in Qwen Code for this project, now."""
     memo = machine.state.get("audit_qwen_hooks")
     if memo is None:
-        from ..harnesses.qwen import qwen_extensions
-        from ..hooks_files import read_hooks
+        from ..harnesses.qwen import QWEN_EXTENSION, qwen_extensions
+        from ..hooks_files import extension_hooks
         memo = set()
         for name, root in qwen_extensions(machine):
-            if name != "briefing":
-                continue
-            try:
-                memo.update(read_hooks(os.path.join(root, "hooks", "hooks.json")))
-            except Exception:  # unreadable or not JSON: registers nothing (the doctor says why)
-                continue
+            if name == "briefing":  # unreadable: registers nothing (the doctor's check says why)
+                memo.update(extension_hooks(root, "qwen-extension.json", QWEN_EXTENSION, "qwen hooks.json",
+                                            "Qwen Code")[1] or ())
         machine.state["audit_qwen_hooks"] = memo
     return memo
 
