@@ -662,3 +662,172 @@ def test_opencode_a_child_whose_first_step_the_log_lost_still_gets_its_line(sand
     sb = load(sandbox(), harness, log_edit(lost_steps))
     _, report = audit(sb, "--agent", "broken")
     assert sorted(row["verdict"] for row in report["audit"]) == ["refused", "refused"], report
+
+
+# ---------------------------------------------------------------------------------- Qwen Code
+
+# tests/e2e/test_audit_qwen.py's machine, Qwen Code 0.24.4: three sessions (briefed, control and two
+# refused spawns; a compacted subagent; a spawn past a guard taken out of the hooks file, which got
+# the abort instruction). Its agents and skill are kept beside the records (project/), and its
+# extension's hooks.json as it ended, without the guard, cut to what the audit reads.
+QWEN = [("briefed", "briefed"), ("briefed", "briefed"), ("control", "no-declaration"), ("missing", "refused"),
+        ("missing", "refused"), ("nohook", "refused")]
+QWEN_SECRET = "MAGIC-QWEN-7f3a"  # the skill's body: in the project, never in a report
+QWEN_HOOKS = "home/.qwen/extensions/briefing/hooks/hooks.json"
+
+
+def load_qwen(sb, edit=None):
+    base = DATA / "qwen"
+    sb.write(dict((str(p.relative_to(base)).replace("@SLUG@", slug(str(sb.project))),
+                   (edit or (lambda rel, text: text))(str(p.relative_to(base)),
+                                                       p.read_text(encoding="utf-8").replace("@ROOT@", str(sb.root))))
+                  for p in base.rglob("*") if p.is_file()))
+    return sb
+
+
+def qwen_rows(report, agent):
+    return sorted((row for row in report["audit"] if row["agent"] == agent), key=lambda row: row["time"])
+
+
+def test_qwen_code_runs_get_their_verdicts_inferred_and_marked_so(sandbox):
+    rc, report = audit(load_qwen(sandbox()), "--harness", "qwen")
+    assert verdicts(report) == QWEN and rc == 0, report
+    assert report["skipped"] == [] and len({row["session"] for row in report["audit"]}) == 3
+    for row in report["audit"]:
+        assert ROW_KEYS <= set(row) and row["harness"] == "qwen" and row["version"] == "0.24.4", row
+    first, _ = qwen_rows(report, "briefed")
+    # Qwen Code records no hook output: the delivery is inferred, its size unknown.
+    assert first["delivered"] == [{"name": "magic", "kind": "skill", "bytes": None, "parts": [1], "inferred": True}]
+    assert first["agent_id"] == "briefed-call_000000000000000000000001"
+    # The sandbox wrote the agent after the recorded run: what is inferred reads it as it is now.
+    assert len(first["notes"]) == 1 and "briefed.md changed after this run" in first["notes"][0], first
+    assert QWEN_SECRET not in json.dumps(report)
+    text = load_qwen(sandbox()).doctor("--audit", "--since", "3650", "--harness", "qwen")
+    assert "delivered in 1 part(s): magic (inferred)" in text.out and QWEN_SECRET not in text.out, text
+
+
+def test_qwen_code_compaction_from_the_summariser_s_answer_and_the_system_prompt_kept(sandbox):
+    _, report = audit(load_qwen(sandbox()), "--agent", "briefed")
+    first, compacted = qwen_rows(report, "briefed")
+    assert first["compactions"] == 0
+    assert (compacted["compactions"], compacted["redelivered"], compacted["redelivered_by"]) == (
+        1, 1, ["its system prompt, kept (inferred)"])
+
+
+def test_qwen_code_refusals_from_the_parent_s_error_and_the_abort_inferred(sandbox):
+    sb = load_qwen(sandbox())
+    _, report = audit(sb)
+    guarded, aborted = qwen_rows(report, "missing")
+    assert guarded["refused"] == ("briefing: agent 'missing' references unknown skill(s): no-such-skill. Install "
+                                  "the skill(s) or fix the declaration in %s/project/.qwen/agents/missing.md."
+                                  % sb.root)
+    assert guarded["agent_id"] == "call_000000000000000000000007"  # never started: the call's id
+    assert aborted["refused"] == "the agent got the abort instruction at its start (SubagentStart) (inferred)"
+    nohook, = qwen_rows(report, "nohook")
+    assert "Add a line ${hook_context} to the body of" in nohook["refused"]
+
+
+def test_qwen_code_with_the_guard_installed_a_run_that_started_passed_it(sandbox):
+    """The guard refuses a spawn whose skill is missing: a run that started got past it, so its
+    skills were there then (one missing now was removed since)."""
+    def guard(rel, text):
+        if rel == QWEN_HOOKS:
+            hooks = json.loads(text)
+            hooks["hooks"]["PreToolUse"] = [dict(hooks["hooks"]["SubagentStart"][0], matcher="^agent$")]
+            return json.dumps(hooks)
+        return text
+    _, report = audit(load_qwen(sandbox(), guard), "--agent", "missing")
+    assert [row["verdict"] for row in qwen_rows(report, "missing")] == ["refused", "briefed"]
+    assert [i["name"] for i in qwen_rows(report, "missing")[1]["delivered"]] == ["magic", "no-such-skill"]
+
+
+def test_qwen_code_without_briefing_a_declaring_run_is_not_briefed(sandbox):
+    def other(rel, text):
+        return text.replace('"name": "briefing"', '"name": "other"') if rel.endswith("qwen-extension.json") else text
+    rc, report = audit(load_qwen(sandbox(), other), "--harness", "qwen")
+    assert rc == 1
+    assert [row["verdict"] for row in qwen_rows(report, "briefed")] == ["not-briefed", "not-briefed"]
+    assert qwen_rows(report, "briefed")[0]["cause"].startswith("the briefing extension is not installed")
+    # What the record shows stays: the guard's refusal.
+    assert qwen_rows(report, "missing")[0]["verdict"] == "refused"
+
+
+def test_qwen_code_a_truncated_chat_is_reported_and_the_rest_read(sandbox):
+    def cut(rel, text):
+        return text[:-200] if "/chats/" in rel and '"name":"nohook"' not in text and "<state_snapshot>" not in text \
+            and '"subagent_type":"missing"' in text else text
+    _, report = audit(load_qwen(sandbox(), cut), "--harness", "qwen")
+    assert [p for p in report["skipped"] if "truncated" in p["problem"]], report["skipped"]
+    assert verdicts(report) == QWEN
+
+
+def test_qwen_code_a_broken_meta_file_is_reported_and_skipped(sandbox):
+    def garble(rel, text):
+        return "{oops" if rel.endswith("agent-control-call_000000000000000000000004.meta.json") else text
+    _, report = audit(load_qwen(sandbox(), garble), "--harness", "qwen")
+    assert any("not a subagent's meta.json" in p["problem"] for p in report["skipped"]), report["skipped"]
+    assert verdicts(report) == [v for v in QWEN if v[0] != "control"]
+
+
+@pytest.mark.parametrize("new, read", [("1.0.0", False), ("0.25.1", True)])
+def test_qwen_code_records_of_another_version(sandbox, new, read):
+    sb = load_qwen(sandbox(), lambda rel, text: text.replace('"version":"0.24.4"', '"version":"%s"' % new))
+    _, report = audit(sb, "--harness", "qwen")
+    if read:
+        assert verdicts(report) == QWEN and report["skipped"] == []
+    else:
+        assert report["audit"] == []
+        assert len([p for p in report["skipped"] if "written by version 1.0.0" in p["problem"]]) == 3
+
+
+def test_qwen_code_hostile_records_are_read_without_a_crash(sandbox):
+    sb = sandbox()
+    folder = "home/.qwen/projects/%s" % slug(str(sb.project))
+    compact = [json.dumps(json.loads(line), separators=(",", ":")) for line in (  # as Qwen Code writes them
+        '{"version": "0.24.4", "message": {"parts": [{"functionCall": {"name": "agent", "id": "c1", "args": 3}}]}}',
+        '{"message": {"parts": [{"functionCall": {"name": "agent", "id": "c2", "args": {"subagent_type": 4}}}]}}',
+        '{"message": {"parts": [{"functionResponse": {"name": "agent", "id": "c1", "response": {"error": 5}}}]}}',
+        '{"message": {"parts": [{"functionResponse": {"name": "agent", "id": "c2",'
+        ' "response": {"error": "briefing: x"}}}, 7]}}', '{"message": {"parts": "x"}, "name": "agent"}',
+        '{"message": [], "x": "<state_snapshot>"}',
+        '{"systemPayload": {"uiEvent": {"response_text": "<state_snapshot>", "subagent_id": ["x"]}}}',
+        '{"systemPayload": {"uiEvent": "<state_snapshot>"}}')]
+    body = "\n".join(HOSTILE_LINES + compact) + "\n"
+    sb.write({folder + "/chats/s1.jsonl": body, folder + "/subagents/s1/agent-x.jsonl": body,
+              folder + "/subagents/s1/agent-x.meta.json": '{"agentType": "x", "toolUseId": "c1", "agentId": 5}',
+              folder + "/subagents/s1/agent-y.meta.json": "[1]"})
+    rc, report = audit(sb, "--harness", "qwen")
+    assert not [p for p in report["skipped"] if p["problem"].startswith("skipped: ")], report["skipped"]
+    # c1 started as agent x (its meta file); c2, refused, asked for no agent by name: Qwen Code's default
+    assert sorted(row["agent"] for row in report["audit"]) == ["general-purpose", "x"]
+    result = sb.doctor("--audit", "--since", "3650", "--harness", "qwen")
+    assert result.rc in (0, 1) and "Traceback" not in result.err, result
+
+
+def test_qwen_code_pre_flight_names_the_last_session_s_run_that_got_nothing(sandbox):
+    """briefed.md without ${hook_context} now: the runs of it that started got nothing (inferred)."""
+    sb = load_qwen(sandbox(), lambda rel, text: text.replace("${hook_context}", "") if rel.endswith("/briefed.md")
+                   else text)
+    compacted = "a57e9803-d864-4632-910c-108d00779355"  # the session whose one run is briefed's
+    base = sb.path("home/.qwen/projects/%s" % slug(str(sb.project)))
+    now = time.time()
+    for path in base.rglob("*"):
+        os.utime(str(path), (now - (60 if compacted in str(path) else 3600),) * 2)
+    result = sb.run(sb.payload("SessionStart", "qwen"), env=sb.qwen_env())
+    line = [l for l in json.loads(result.out)["systemMessage"].splitlines() if l.startswith("briefing: the last")]
+    assert line == ["briefing: the last Qwen Code session (a57e9803) started 1 agent run(s) that declared skills "
+                    "and got none (briefed); run briefing-doctor --audit"], result
+
+
+@pytest.mark.parametrize("error, verdict, says", [
+    ("briefing cannot run: its folder /gone is gone", "refused", "briefing cannot run: its folder /gone is gone"),
+    # facts/qwen-code.md §3: a hook whose script is gone exits 2, which blocks the spawn with its stderr
+    ("/usr/bin/python3: can't open file '/gone/hooks/briefing-preload'", "not-briefed",
+     "a briefing hook failed: /usr/bin/python3: can't open file '/gone/hooks/briefing-preload'"),
+])
+def test_qwen_code_a_spawn_the_fallback_or_a_broken_hook_stopped(sandbox, error, verdict, says):
+    sb = load_qwen(sandbox(), lambda rel, text: text.replace(
+        "briefing: agent 'missing' references unknown skill(s): no-such-skill", error))
+    _, report = audit(sb, "--harness", "qwen")
+    guarded = qwen_rows(report, "missing")[0]
+    assert guarded["verdict"] == verdict and says in (guarded["refused"] or guarded["cause"]), guarded

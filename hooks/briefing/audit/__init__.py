@@ -87,6 +87,13 @@ class Run(object):
     def compact(self):
         self.timeline.append(("compact", None, None))
 
+    def infer(self, event, items=()):
+        """A delivery the harness does not record, inferred by the reader from what it does record
+        (Qwen Code: the run started past briefing's guard): ``event`` says how, marked "(inferred)";
+        ``items`` [(name, "skill" or "file")] what it carried, sizes unknown."""
+        self.timeline.append(("infer", event, [{"name": n, "kind": k, "bytes": None, "parts": [1], "inferred": True}
+                                               for n, k in items]))
+
 
 def text_or_none(value):
     return value if isinstance(value, str) and value else None
@@ -130,6 +137,36 @@ def open_record(path, log, harness):
         log.problem(harness, path, "unreadable: %s" % exc.reason)
         return None
     return os.fdopen(fd, "rb"), info
+
+
+def chat_sessions(harness, folders, subagents, since, newest=None):
+    """[Session] of each ``<session>.jsonl`` in ``folders`` changed since ``since``, newest first,
+    its time the latest of it and of its subagents' folder ``subagents(folder, session id)``
+    (Claude Code's and Qwen Code's layout: a main chat, and a folder of per-agent files)."""
+    found = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.endswith(".jsonl"):
+                continue
+            try:
+                info = entry.stat()
+            except OSError:
+                continue
+            if info.st_mtime < since or not entry.is_file():
+                continue
+            sub = subagents(folder, entry.name[:-6])
+            latest = info.st_mtime
+            try:
+                latest = max([latest] + [e.stat().st_mtime for e in os.scandir(sub)])
+            except OSError:
+                pass
+            found.append(Session(harness, entry.name[:-6], entry.path, latest, sub))
+    found.sort(key=lambda s: -s.mtime)
+    return found[:newest] if newest else found
 
 
 def record_lines(path, needles, log, harness):
@@ -299,6 +336,13 @@ def tally(run):
     """(first delivery's framing, refusal or None, compactions, re-deliveries, the events that re-delivered)."""
     first, refused, compactions, redelivered, via, pending = None, run.refused, 0, 0, [], False
     for kind, event, texts in run.timeline:
+        if kind == "infer":  # no text to read back: the reader names what it carried
+            first = first or {"agent": run.agent, "abort": False, "parts": [1], "count": 1, "items": texts}
+            if pending:
+                pending = False
+                redelivered += 1
+                via.append(event)
+            continue
         if kind == "compact":
             compactions += 1
             pending = True
@@ -323,16 +367,13 @@ def tally(run):
     return first, refused, compactions, redelivered, via
 
 
-def declared_now(machine, run):
-    """([{"name", "kind", "source", "from"}] the agent declares, whether briefing would deliver any of
-    it), as resolved now (or as the record keeps it); ([], False) for none."""
+def resolved_now(machine, run):
+    """The run's agent's Briefing as resolved now, None (no agent, declares nothing), or the text of
+    why its declaration cannot be read; one resolution per agent, however many runs."""
     from ..harnesses import HARNESSES
     from ..resolution import resolve
-    if run.declared is not None:
-        return [{"name": n, "kind": "skill", "source": "briefing", "from": "record"} for n in run.declared], \
-            bool(run.declared)
     if not run.agent or run.harness not in HARNESSES:
-        return [], False
+        return None
     memo = machine.state.setdefault("audit_declared", {})  # one resolution per agent, however many runs
     key = (run.harness, run.agent, run.as_session)
     if key not in memo:
@@ -340,7 +381,16 @@ def declared_now(machine, run):
             memo[key] = resolve(HARNESSES[run.harness], machine, run.agent, run.as_session)
         except Exception as exc:  # an audit reports; it never dies on one agent's files
             memo[key] = "its declaration could not be read now: %s: %s" % (type(exc).__name__, exc)
-    briefing = memo[key]
+    return memo[key]
+
+
+def declared_now(machine, run):
+    """([{"name", "kind", "source", "from"}] the agent declares, whether briefing would deliver any of
+    it), as resolved now (or as the record keeps it); ([], False) for none."""
+    if run.declared is not None:
+        return [{"name": n, "kind": "skill", "source": "briefing", "from": "record"} for n in run.declared], \
+            bool(run.declared)
+    briefing = resolved_now(machine, run)
     if isinstance(briefing, str):
         run.messages.append(briefing)
         return [], False

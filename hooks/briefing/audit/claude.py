@@ -12,7 +12,7 @@ The Claude Agent SDK writes the same records: its audit module can be this one.
 """
 import os
 
-from . import Run, Session, foreign_version, older_copies, record_lines, text_or_none
+from . import Run, chat_sessions, foreign_version, older_copies, record_lines, text_or_none
 
 KNOWN = "2."
 HOOK_ERRORS = ("hook_non_blocking_error", "hook_error_during_execution", "hook_failed", "hook_blocking_error",
@@ -38,30 +38,8 @@ def project_dirs(machine):
 
 
 def sessions(machine, since, newest=None):
-    found = []
-    for folder in project_dirs(machine):
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if not entry.name.endswith(".jsonl"):
-                continue
-            try:
-                info = entry.stat()
-            except OSError:
-                continue
-            if info.st_mtime < since or not entry.is_file():
-                continue
-            sub = os.path.join(folder, entry.name[:-6], "subagents")
-            latest = info.st_mtime
-            try:
-                latest = max([latest] + [e.stat().st_mtime for e in os.scandir(sub)])
-            except OSError:
-                pass
-            found.append(Session("claude", entry.name[:-6], entry.path, latest, sub))
-    found.sort(key=lambda s: -s.mtime)
-    return found[:newest] if newest else found
+    return chat_sessions("claude", project_dirs(machine), lambda folder, sid: os.path.join(folder, sid, "subagents"),
+                         since, newest)
 
 
 def text_of(content):

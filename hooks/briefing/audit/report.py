@@ -17,8 +17,11 @@ def doctor_audit(machine, harnesses, since_days, session, agent, as_json, out):
     return 1 if failed else 0
 
 
-def kilobytes(size):
-    return "%.1f kB" % (size / 1000.0) if isinstance(size, int) else "(size not recorded)"
+def kilobytes(item):
+    """An item's size as the text report shows it: an inferred delivery's has none."""
+    if isinstance(item.get("bytes"), int):
+        return "%.1f kB" % (item["bytes"] / 1000.0)
+    return "(inferred)" if item.get("inferred") else "(size not recorded)"
 
 
 def print_text(rows, summary, log, out, since_days, labels):
@@ -41,7 +44,7 @@ def print_text(rows, summary, log, out, since_days, labels):
                 ("file " if d["kind"] == "file" else "") + d["name"] for d in row["declared"])))
         if row["delivered"]:
             say("    delivered in %d part(s): %s" % (row["parts"], ", ".join(
-                "%s%s %s" % ("file " if i["kind"] == "file" else "", i["name"], kilobytes(i["bytes"]))
+                "%s%s %s" % ("file " if i["kind"] == "file" else "", i["name"], kilobytes(i))
                 for i in row["delivered"])))
         if row["native"]:
             say("    preloaded by the harness: %s" % ", ".join(row["native"]))

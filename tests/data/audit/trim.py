@@ -22,6 +22,9 @@ DROP = {
     or (d.get("type") == "attachment" and (d.get("attachment") or {}).get("type") in (
         "prompt_snapshot", "skill_listing", "environment", "deferred_tools_delta", "agent_listing_delta",
         "session_context", "model", "remote_session_change", "date")),
+    # Qwen Code: the chats' other system lines (telemetry, snapshots) but the summariser's answers
+    "qwen": lambda d: d.get("type") == "system" and not (
+        d.get("subtype") == "ui_telemetry" and "<state_snapshot>" in json.dumps(d)),
     "codex": lambda d: d.get("type") in ("world_state", "turn_context", "token_usage_record")
     or (d.get("type") == "event_msg" and (d.get("payload") or {}).get("type") in (
         "token_count", "thread_settings_applied")),
@@ -32,6 +35,8 @@ DROP = {
 
 KEEP = {
     "claude": (".claude/projects",),
+    "qwen": (".qwen/projects", ".qwen/extensions/briefing/hooks/hooks.json",
+             ".qwen/extensions/briefing/qwen-extension.json"),
     "codex": (".codex/sessions", ".codex/config.toml"),
     "copilot": (".copilot/session-state", ".copilot/config.json"),
     "gemini": (".gemini/tmp", ".gemini/projects.json"),
