@@ -484,6 +484,23 @@ def test_the_claude_plugin_installed_into_qwen_briefs_and_the_doctor_says_so(tmp
     assert "build-qwen-extension" in checks["qwen hooks.json"]["detail"]
 
 
+def test_the_claude_plugin_in_qwen_without_its_guard_fails_naming_the_file(tmp_path, sandbox):
+    """The same copy with its hooks file stripped of the guard: the doctor FAILs, naming that file."""
+    copy = tmp_path / "briefing"
+    os.makedirs(str(copy))
+    subprocess.run(["cp", "-r", str(REPO / ".claude-plugin"), str(REPO / "hooks"), str(copy)], check=True)
+    (copy / "qwen-extension.json").write_text(json.dumps({"name": "briefing", "version": "0.6.0"}))
+    hooks = json.loads((copy / "hooks" / "hooks.json").read_text())
+    del hooks["hooks"]["PreToolUse"]
+    (copy / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    sb = sandbox({QA % "rev": qwen_agent("rev", ["gone"])})
+    doctor = sb.run(stdin="", args=("doctor", "--harness", "qwen", "--json", "--cwd", str(sb.project)),
+                    program=copy / "hooks" / "briefing-preload", check=False)
+    check = {c["name"]: c for c in json.loads(doctor.out)["checks"]}["qwen hooks.json"]
+    assert check["status"] == "FAIL", check
+    assert str(copy / "hooks" / "hooks.json") in check["detail"] and "no guard" in check["detail"], check
+
+
 def test_the_bundled_qwen_example(sandbox):
     """examples/qwen: demo-briefed gets its phrase and demo-control nothing; without the line
     ${hook_context} (examples/README.md says to try it) the doctor fails it, naming the fix."""

@@ -296,6 +296,28 @@ def skill_file_named(path, name):
     return may_spell(text, name) and meta_value(parse_skill_meta(text).get("name")) == name
 
 
+def named_agent_files(roots, files_of, every=False):
+    """The agent files of ``roots`` [(scope, root)] in order, each as ((scope, path, text, its
+    frontmatter ``name``), None), or (None, (path, why)) for one that cannot be read: those that
+    may declare skills (``every``: all). Gemini CLI and its fork Qwen Code name an agent so."""
+    for scope, root in roots:
+        for path in files_of(root):
+            try:
+                text = read_text(path)
+            except Unreadable as exc:
+                yield None, (path, "cannot read agent file: %s" % exc.reason)
+                continue
+            if not every and not (may_spell(text, "briefing") or may_spell(text, "skills")):
+                continue
+            try:
+                name = parse_frontmatter(text).name
+            except ParseError as exc:
+                yield None, (path, "cannot read frontmatter: %s" % exc)
+                continue
+            if isinstance(name, str) and name:
+                yield (scope, path, text, name), None
+
+
 def declaring_md_agents(harness, roots, fast=(".md",), builtins=(), fileless=(),
                         every=False):
     """The declaring agents of Markdown agent folders [(plugin or None, root, recursive)], first wins.

@@ -4,8 +4,6 @@
 and decides which the hook delivers itself; every refusal, abort, audit line
 and doctor verdict is then read off the Briefing.
 """
-import os
-
 from .constants import REFUSAL_NAMES, SHOWN_PROBLEM
 from .files import display_path, real_path, shown_path
 from .harnesses import HARNESSES

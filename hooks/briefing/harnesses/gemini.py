@@ -6,9 +6,10 @@ loaded wins), delivery in front of the spawn's prompt, and its hooks-file check.
 """
 import os
 
-from ..files import display_path, is_dir, is_file, read_json, read_text, real_path, warn
+from ..files import display_path, is_file, read_json, read_text, real_path, warn
 from . import HARNESSES, Harness
-from ..lookup import extension_enabled, key_line_mentions, project_from_env, skill_from_text, tree_shows
+from ..lookup import (extension_enabled, key_line_mentions, named_agent_files, project_from_env, skill_from_text,
+                      tree_shows)
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Skill, Unreadable
 from ..toml_subset import parse_html_comment_lists, parse_wildcard_html_comment
@@ -293,29 +294,20 @@ def all_gemini_agents(machine):
     leaves its name to the next root, as Gemini CLI does.
     """
     seen = set(GEMINI_BUILTIN_AGENTS)
-    for scope, root in gemini_agent_roots(machine):
-        for path in gemini_agent_files(root):
-            try:
-                text = read_text(path)
-            except Unreadable as exc:
-                yield None, (path, "cannot read agent file: %s" % exc.reason)
-                continue
-            if "briefing" not in text and "skills" not in text:
-                continue
-            try:
-                name = parse_frontmatter(text).name
-            except ParseError as exc:
-                yield None, (path, "cannot read frontmatter: %s" % exc)
-                continue
-            if not isinstance(name, str) or not name or name in seen:
-                continue
-            agent = load_gemini_agent(path, name, scope, machine, text)
-            if agent is None:
-                continue
-            if not agent.warnings:
-                seen.add(name)
-            if agent.declares:
-                yield agent, None
+    for found, error in named_agent_files(gemini_agent_roots(machine), gemini_agent_files):
+        if error:
+            yield None, error
+            continue
+        scope, path, text, name = found
+        if name in seen:
+            continue
+        agent = load_gemini_agent(path, name, scope, machine, text)
+        if agent is None:
+            continue
+        if not agent.warnings:
+            seen.add(name)
+        if agent.declares:
+            yield agent, None
 
 
 def gemini_skill_places(skill):

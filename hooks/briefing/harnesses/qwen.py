@@ -11,8 +11,8 @@ import os
 
 from ..files import is_dir, is_file, path_kind, read_json, read_text, real_path, shown_path, warn
 from . import HARNESSES, Harness, qwen_dir
-from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_skill, project_from_env,
-                      tree_shows)
+from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_skill, named_agent_files,
+                      project_from_env, tree_shows)
 from ..names import split_plugin_name, valid_skill_name, dedupe
 from ..process import ancestor_named
 from ..records import Agent, ParseError, Skill, Unreadable
@@ -189,26 +189,17 @@ def find_qwen_agent(machine, agent_name):
 def all_qwen_agents(machine, every=False):
     """Every Qwen Code agent that wins its name (declaring ones; ``every``: all of them)."""
     seen = set()
-    for scope, root in qwen_agent_roots(machine):
-        for path in qwen_agent_files(root):
-            try:
-                text = read_text(path)
-            except Unreadable as exc:
-                yield None, (path, "cannot read agent file: %s" % exc.reason)
-                continue
-            if not every and not (may_spell(text, "briefing") or may_spell(text, "skills")):
-                continue
-            try:
-                name = parse_frontmatter(text).name
-            except ParseError as exc:
-                yield None, (path, "cannot read frontmatter: %s" % exc)
-                continue
-            if not isinstance(name, str) or not name or name.lower() in seen:
-                continue
-            seen.add(name.lower())
-            agent = load_qwen_agent(machine, path, None, scope, text)
-            if agent is not None and (every or agent.declares):
-                yield agent, None
+    for found, error in named_agent_files(qwen_agent_roots(machine), qwen_agent_files, every):
+        if error:
+            yield None, error
+            continue
+        scope, path, text, name = found
+        if name.lower() in seen:
+            continue
+        seen.add(name.lower())
+        agent = load_qwen_agent(machine, path, None, scope, text)
+        if agent is not None and (every or agent.declares):
+            yield agent, None
 
 
 def qwen_skill_name(text):
@@ -398,7 +389,8 @@ def qwen_hooks_check(root):
                               "Qwen Code extension instead (scripts/build-qwen-extension OUT, then qwen "
                               "extensions install OUT/briefing --consent)" % PARTS}
         return {"name": "qwen hooks.json", "status": "FAIL",
-                "detail": "%s has no guard and SubagentStart part 1: briefing does nothing here" % path}
+                "detail": "%s has no guard and SubagentStart part 1: briefing does nothing here" % (
+                    os.path.join(ext, "hooks", "hooks.json"))}
     problems = []
     found = one_handler_each(hooks, ("SessionStart", "PreToolUse", "SubagentStart"), problems,
                              " (Qwen Code takes the whole briefing from one process)")
