@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from fake_chat import FakeChat, say, task
+from fake_chat import FakeChat
 from opencode_runner import OpenCodeMachine
 from runners import REPO
-from test_opencode import AGENTS, child_script, cli, plugin  # noqa: F401  (cli and plugin are fixtures)
+from test_opencode import AGENTS, cli, delegation_script, plugin  # noqa: F401  (cli and plugin are fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -34,19 +34,8 @@ def audit(machine):
 
 
 def test_opencode_and_kilo_runs_get_their_verdicts(cli, plugin, tmp_path, serve):
-    plan = ["briefed", "control", "broken"]
-    child = child_script(compact=True)
-
-    def script(req):
-        reply = child(req)
-        if reply is not None:
-            return reply
-        done = len(req.tool_results())
-        if DELEGATE in "\n".join(req.texts("user")) and done < len(plan):
-            return task(plan[done], prompt="TASK-FOR-%s" % plan[done])
-        return say("PARENT-DONE")
-
-    server = serve(FakeChat, script)
+    server = serve(FakeChat, delegation_script(["briefed", "control", "broken"],
+                                               lambda req: DELEGATE in "\n".join(req.texts("user"))))
     machine = OpenCodeMachine(tmp_path, server, cli, plugin, context=20000).write(AGENTS)
     for args in ((DELEGATE,), ("argx", "--command", "sub-broken")):
         proc = machine.run(*args)

@@ -76,8 +76,9 @@ def cli(request):
     return request.param
 
 
-def test_spawns(cli, plugin, tmp_path, serve):
-    plan = ["briefed", "control", "broken"]
+def delegation_script(plan, delegates=lambda req: True):
+    """The parent spawns each agent of ``plan`` in turn (where ``delegates(req)``), then is done;
+    the children answer as ``child_script(compact=True)`` does."""
     child = child_script(compact=True)
 
     def script(req):
@@ -85,11 +86,15 @@ def test_spawns(cli, plugin, tmp_path, serve):
         if reply is not None:
             return reply
         done = len(req.tool_results())
-        if done < len(plan):
+        if delegates(req) and done < len(plan):
             return task(plan[done], prompt="TASK-FOR-%s" % plan[done])
         return say("PARENT-DONE")
+    return script
 
-    server = serve(FakeChat, script)
+
+def test_spawns(cli, plugin, tmp_path, serve):
+    plan = ["briefed", "control", "broken"]
+    server = serve(FakeChat, delegation_script(plan))
     machine = OpenCodeMachine(tmp_path, server, cli, plugin, context=20000).write(AGENTS)
     proc = machine.run("Delegate the three tasks.")
     assert proc.rc == 0 and not proc.timed_out, proc
