@@ -11,8 +11,8 @@ from ..files import (ABSENT, display_path, is_file, is_inside, path_kind, plugin
                      read_tail, read_text, real_path, walk_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with
-from ..lookup import (find_in_tree, key_line_mentions, listed_paths, load_skill, skill_from_text,
-                      winners_in_tree)
+from ..lookup import (find_in_tree, folders_to_git_root, key_line_mentions, listed_paths, load_skill,
+                      skill_from_text, winners_in_tree)
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Project, Skill, Unreadable
 from ..text import escape_attr
@@ -32,16 +32,8 @@ CODEX_BUILTIN_ROLES = frozenset(("default", "explorer", "worker"))
 def project_root(machine):
     """The nearest ancestor of cwd holding ``.git`` (Codex's default root marker), else cwd."""
     if machine.state.get("project_root") is None:
-        folder = machine.cwd
-        while True:
-            if os.path.exists(os.path.join(folder, ".git")):
-                break
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                folder = machine.cwd
-                break
-            folder = parent
-        machine.state["project_root"] = folder
+        folders, found = folders_to_git_root(machine.cwd)
+        machine.state["project_root"] = folders[-1] if found else machine.cwd
     return machine.state["project_root"]
 
 

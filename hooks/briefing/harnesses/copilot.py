@@ -11,7 +11,8 @@ from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, r
                      read_text, read_text_or_empty, real_path, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with, parse_json
-from ..lookup import declaring_md_agents, find_in_tree, first_usable, index_by_name, load_md_agent
+from ..lookup import (declaring_md_agents, find_in_tree, first_usable, folders_to_git_root, index_by_name,
+                      load_md_agent)
 from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values
 from ..records import Project, Skill, Unreadable
@@ -108,16 +109,9 @@ def find_copilot_project(machine):
     else:
         folder, source = machine.cwd, "cwd"
         why = "COPILOT_PROJECT_DIR is not set; the cwd, taken as the folder Copilot CLI runs in"
-    folders, current = [], folder
-    while True:
-        folders.append(current)
-        if os.path.exists(os.path.join(current, ".git")):
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            folders = [folder]  # no git root: Copilot reads the folder itself
-            break
-        current = parent
+    folders, found = folders_to_git_root(folder)
+    if not found:
+        folders = [folder]  # no git root: Copilot reads the folder itself
     return Project(folder, source, why, folders,
                    ".github/agents, .claude/agents, and .github/.agents/.claude skills")
 
