@@ -209,18 +209,15 @@ def deliver(briefing, part, event, again=False):
     """
     if briefing is None or (briefing.harness.part_budget is None and part != 1):
         return None  # this harness takes the whole briefing, in one context, from part 1
+    if (briefing.unreadable or briefing.denies) and part != 1:
+        return None  # what is said instead of a briefing is said once, by part 1
     if briefing.unreadable and not briefing.denies:
-        if part != 1:
-            return None
         warn("agent '%s' in %s: %s" % (briefing.agent.name, briefing.agent.path, briefing.unreadable))
         return {"systemMessage": not_briefed_message(briefing)}
     if briefing.unreachable:
         # No context of ours reaches it (not even the abort instruction): the human hears it.
-        return {"systemMessage": briefing.reason().replace("briefing: ", "briefing: NOT briefed: ", 1)} if (
-            part == 1) else None
+        return {"systemMessage": briefing.reason().replace("briefing: ", "briefing: NOT briefed: ", 1)}
     if briefing.denies:
-        if part != 1:
-            return None
         message = briefing.reason().replace("briefing: ", "briefing: NOT briefed, told to abort: ", 1)
         if again:
             message += " (after a compaction)"
