@@ -63,3 +63,21 @@ def escape_attr(value):
 
 def _utf8_len(text):
     return len(text.encode("utf-8"))
+
+
+def iso_seconds(value):
+    """Seconds since the epoch of an ISO 8601 UTC time as the harnesses record it
+    (``2026-12-02T08:25:37.679Z``), or None. Days from the civil date (H. Hinnant's algorithm):
+    no datetime or calendar import on a hook's path (Copilot CLI's compaction rule reads it)."""
+    try:
+        date, clock = value.rstrip("Z").split("T")
+        year, month, day = (int(x) for x in date.split("-"))
+        hours, minutes, seconds = clock.split(":")
+        year -= month <= 2
+        era = year // 400
+        yoe = year - era * 400
+        doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+        return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    except (AttributeError, ValueError):
+        return None

@@ -21,6 +21,8 @@ import os
 import sys
 import time
 
+from ..text import iso_seconds
+
 VERDICTS = ("briefed", "refused", "lost-after-compaction", "not-briefed", "no-declaration")
 FAILING = ("not-briefed", "lost-after-compaction")
 
@@ -505,20 +507,6 @@ def agent_path(machine, run):
     return agent.path if agent is not None else None
 
 
-def iso_seconds(value):
-    """Seconds since the epoch of an ISO 8601 UTC time (``2026-12-03T12:08:04.400Z``), or None."""
-    import calendar
-    if not isinstance(value, str) or len(value) < 19:
-        return None
-    try:
-        base = calendar.timegm(time.strptime(value[:19], "%Y-%m-%dT%H:%M:%S"))
-    except ValueError:
-        return None
-    fraction = value[19:].rstrip("Z")
-    try:
-        return base + (float(fraction) if fraction.startswith(".") else 0.0)
-    except ValueError:
-        return base
 
 
 def iso_time(seconds):

@@ -12,6 +12,7 @@ The Claude Agent SDK writes the same records: its audit module can be this one.
 """
 import os
 
+from ..harnesses import HARNESSES
 from . import Run, chat_sessions, foreign_version, older_copies, record_lines, text_or_none
 
 KNOWN = "2."
@@ -21,7 +22,7 @@ SUB_NEEDLES = (b'"type":"attachment"', b'"compact_boundary"', b"<command-name>",
 MAIN_NEEDLES = SUB_NEEDLES + (b'"agent-setting"', b'"name":"Agent"', b'"name":"Task"', b"hook error: briefing")
 DENIED = "hook error: "
 NO_PYTHON = "no Python 3.8"
-SPAWN_TOOLS = ("Agent", "Task")
+SPAWN_TOOLS = HARNESSES.record("claude").spawn_tools  # the tools the guard watches
 
 
 def project_dirs(machine):

@@ -14,13 +14,13 @@ A refused spawn is the task tool's ``tool.execution_complete`` with error code `
 """
 import os
 
+from ..harnesses.copilot import COPILOT_SPAWN_NAMES as SPAWN_TOOLS  # the hook's own
 from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines, text_or_none
 
 KNOWN = "1."
 NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
            b'"session.compaction_complete"', b'"hookType":"preToolUse"', b'"tool.execution_start"',
            b'"tool.execution_complete"', b'"hookType":"sessionStart"')
-SPAWN_TOOLS = ("task",)
 
 
 def workspace_cwd(folder):

@@ -17,6 +17,7 @@ from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values
 from ..records import Project, Skill, Unreadable
 from ..yaml_subset import frontmatter_name, strip_comment_lines
+from ..text import iso_seconds
 
 
 # Copilot CLI took 100 kB and 1 MB of context whole, but a subagent whose first
@@ -432,21 +433,6 @@ def copilot_events(machine, payload):
     return os.path.join(machine.copilot_home, "session-state", sid, "events.jsonl")
 
 
-def iso_seconds(value):
-    """Seconds since the epoch of an ISO timestamp as Copilot writes it (``2026-12-02T08:25:37.679Z``),
-    or None. Days from the civil date (H. Hinnant's algorithm): no datetime or calendar import."""
-    try:
-        date, clock = value.rstrip("Z").split("T")
-        year, month, day = (int(x) for x in date.split("-"))
-        hours, minutes, seconds = clock.split(":")
-        year -= month <= 2
-        era = year // 400
-        yoe = year - era * 400
-        doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-        days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-        return days * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-    except (AttributeError, ValueError):
-        return None
 
 
 def copilot_compacted(machine, payload, name):
