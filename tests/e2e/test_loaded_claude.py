@@ -23,7 +23,7 @@ import pytest
 
 from compaction_kit import BIG, UsageAnthropic, is_claude_summarizer
 from conftest import agent_md as unit_agent_md
-from fakes import bash, block_text, briefing_parts, spawn, tool_use
+from fakes import _collect_strings, bash, block_text, briefing_parts, spawn, tool_use
 from framing import rebuild
 from kit import Skill
 from runners import REPO, Claude, _kill_group
@@ -35,14 +35,7 @@ HEADER_START = "You loaded the skills below earlier in this session"
 
 
 def strings(value, out):
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            strings(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            strings(v, out)
+    _collect_strings(value, out)
     return out
 
 
