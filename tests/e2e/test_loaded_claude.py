@@ -16,6 +16,7 @@ request; READ reads a project file.
 import json
 import re
 import subprocess
+import sys
 import threading
 import time
 
@@ -217,6 +218,14 @@ def whole_given_back(request, skill):
     return text.startswith("Base directory for this skill: ") and text.endswith(skill.body)
 
 
+def audited(claude):
+    """``briefing-doctor --audit --json`` in the project: its rows."""
+    out = subprocess.run([sys.executable, str(REPO / "hooks" / "briefing-preload"), "doctor", "--audit", "--json",
+                          "--harness", "claude"], cwd=str(claude.project), env=claude.env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return json.loads(out.stdout)["audit"]
+
+
 def install(claude, *skills, extra=None):
     files = {"project/.claude/skills/%s/SKILL.md" % s.name: s.md() for s in skills}
     files.update(extra or {})
@@ -270,6 +279,10 @@ def test_a_skill_claude_code_cut_comes_back_whole(machine):
     assert text.count(big.end) == 1  # briefing's whole copy; Claude Code's stops at 20,000 characters
     assert text.count(big.start) == 2  # both are there, as docs/loaded-skills.md says
     assert whole_given_back(request, big) and list(given_back(request)) == ["inv-big"]
+    rows = audited(claude)  # the audit reads it back: which skills, how large, at which event
+    assert [(r["kind"], [(i["name"], i["bytes"]) for a in r["loaded_again"] for i in a["skills"]],
+             [a["event"] for a in r["loaded_again"]]) for r in rows] == [
+        ("main", [("inv-big", len(given_back(request)["inv-big"].encode()))], ["SessionStart"])]
 
 
 def test_a_subagent_gets_the_skill_claude_code_cut_back_whole(machine):
@@ -281,6 +294,9 @@ def test_a_subagent_gets_the_skill_claude_code_cut_back_whole(machine):
     request = after_compaction(claude.server, subagent=True)
     assert request.all_text.count(big.end) == 1 and request.all_text.count(big.start) == 2
     assert whole_given_back(request, big)
+    rows = audited(claude)
+    assert [(r["agent"], r["verdict"], [i["name"] for a in r["loaded_again"] for i in a["skills"]]) for r in rows] \
+        == [("skiller", "no-declaration", ["inv-big"])]
     for r in claude.server.main_requests():
         assert big.start not in r.all_text
 
