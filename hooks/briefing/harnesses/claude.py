@@ -1372,6 +1372,31 @@ def claude_process_started(machine):
         return None
 
 
+def claude_loaded_payloads(machine, session):
+    """[(who, payload)] the doctor's ``--loaded`` asks ``claude_loaded_skills`` with: the session's
+    main agent and each subagent, as their SessionStart(compact) would be, for session id ``session``
+    (None: the newest of this project)."""
+    from ..audit.claude import sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    out = []
+    for one in found:
+        out.append(("session %s (main agent)" % one.id, {"source": "compact", "transcript_path": one.path}))
+        try:
+            names = sorted(e.name for e in os.scandir(one.extra) if e.name.startswith("agent-")
+                           and e.name.endswith(".jsonl"))
+        except OSError:
+            names = []
+        for name in names:
+            agent_id = name[len("agent-"):-len(".jsonl")]
+            meta = read_json(os.path.join(one.extra, name[:-len(".jsonl")] + ".meta.json"))
+            agent = meta.get("agentType") if isinstance(meta, dict) else None
+            payload = {"source": "compact", "transcript_path": one.path, "agent_id": agent_id}
+            if isinstance(agent, str) and agent:
+                payload["agent_type"] = agent
+            out.append(("subagent %s #%s" % (agent or "(unnamed)", agent_id), payload))
+    return out
+
+
 HARNESS = Harness(
     HARNESSES.record("claude"),
     find_project=find_claude_project,
@@ -1396,7 +1421,7 @@ HARNESS = Harness(
     agent_names=claude_agent_names,
     loads_file=claude_loads_file,
     # Issue 45: at SessionStart(compact), the skills the agent loaded that Claude Code will not bring back whole.
-    loaded_skills=claude_loaded_skills,
+    loaded_skills=claude_loaded_skills, loaded_payloads=claude_loaded_payloads,
     # A compacted subagent gets SessionStart(compact) with its agent_id and agent_type, and a
     # `claude --agent` session with agent_type (facts/compaction.md): handlers.handle_session_start.
     redelivery="at spawn (SubagentStart; a `claude --agent` session at SessionStart), and again after "
