@@ -184,12 +184,7 @@ def read(machine, session, log):
         # user typed as /commands is no preload of an agent's.
         main.kind, main.native = "main", []
         runs.append(main)
-    try:
-        files = sorted(e.path for e in os.scandir(session.extra) if e.name.startswith("agent-")
-                       and e.name.endswith(".jsonl"))
-    except OSError:
-        files = []
-    for path in files:
+    for path in agent_files(session):
         run = read_agent(machine, session, path, log)
         if run is not None and run.agent:
             message = no_python.get(run.tool_use) or no_python.get(None)
@@ -197,6 +192,15 @@ def read(machine, session, log):
                 run.hook_errors.append(message)
             runs.append(run)
     return runs
+
+
+def agent_files(session):
+    """The session's subagents' records, ``agent-<id>.jsonl``, sorted."""
+    try:
+        return sorted(e.path for e in os.scandir(session.extra) if e.name.startswith("agent-")
+                      and e.name.endswith(".jsonl"))
+    except OSError:
+        return []
 
 
 def causes(machine, run):

@@ -1376,19 +1376,14 @@ def claude_loaded_payloads(machine, session):
     """[(who, payload)] the doctor's ``--loaded`` asks ``claude_loaded_skills`` with: the session's
     main agent and each subagent, as their SessionStart(compact) would be, for session id ``session``
     (None: the newest of this project)."""
-    from ..audit.claude import sessions
+    from ..audit.claude import agent_files, sessions
     found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
     out = []
     for one in found:
         out.append(("session %s (main agent)" % one.id, {"source": "compact", "transcript_path": one.path}))
-        try:
-            names = sorted(e.name for e in os.scandir(one.extra) if e.name.startswith("agent-")
-                           and e.name.endswith(".jsonl"))
-        except OSError:
-            names = []
-        for name in names:
-            agent_id = name[len("agent-"):-len(".jsonl")]
-            meta = read_json(os.path.join(one.extra, name[:-len(".jsonl")] + ".meta.json"))
+        for path in agent_files(one):
+            agent_id = os.path.basename(path)[len("agent-"):-len(".jsonl")]
+            meta = read_json(path[:-len(".jsonl")] + ".meta.json")
             agent = meta.get("agentType") if isinstance(meta, dict) else None
             payload = {"source": "compact", "transcript_path": one.path, "agent_id": agent_id}
             if isinstance(agent, str) and agent:
