@@ -318,3 +318,16 @@ def test_controls_nothing_comes_back(machine, case):
     assert request.all_text.count(main.end) <= 1
     if case != "read a file":
         assert main.end not in request.all_text
+
+
+def test_a_skill_the_user_ran_as_a_command_comes_back_after_resume(machine):
+    claude = machine()
+    main = Skill("inv-main")
+    install(claude, main)
+    first = converse(claude, ["/inv-main"])
+    assert any(main.start in r.all_text for r in claude.server.log), "the /inv-main command loaded nothing"
+    second = converse(claude, ["/compact", "go on"], "--resume", first.session_id)
+    request = after_compaction(claude.server)
+    assert whole_once(request, main) and whole_given_back(request, main)
+    assert any("loaded skills again after compaction: inv-main" in m and "loaded by /inv-main" in m
+               for m in second.hook_messages())
