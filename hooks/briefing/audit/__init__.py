@@ -318,6 +318,9 @@ def framed(texts):
             if match is None:
                 at = text.find("<briefing agent=", at + 1)
                 continue
+            if is_loaded_frame(text, match.end()):  # skills the agent loaded, given back: not its briefing
+                at = text.find("<briefing agent=", match.end())
+                continue
             found = found or {"agent": unescape_attr(match.group(1)), "abort": False, "parts": set(),
                               "count": 0, "items": []}
             seal = match.group(4)
@@ -338,6 +341,44 @@ def framed(texts):
         for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
             items_of(text, start, end, seal, part, found["items"])
     return found
+
+
+def is_loaded_frame(text, at):
+    """Whether the part opened just before ``at`` gives back skills the agent loaded (loaded.py)."""
+    from ..loaded import LOADED_CONTINUATION, LOADED_HEADER
+    at += text.startswith("\n", at)
+    return text.startswith(LOADED_HEADER[:48], at) or text.startswith(LOADED_CONTINUATION[:48], at)
+
+
+def loaded_again(run):
+    """[{"event", "skills": [{"name", "bytes", "parts"}], "left_out": [names]}]: each time the run got
+    back skills it had loaded (issue 45), read off the framing as a briefing's is, never its text."""
+    import re
+    from ..loaded import LEFT_OUT_NOTE
+    opening = re.compile(r'<briefing agent="[^"]*" part="(\d+)/\d+" seal="([0-9a-f]+)">\n')
+    note = LEFT_OUT_NOTE.split("{names}")[0]
+    out = []
+    for kind, event, texts in run.timeline:
+        if kind != "deliver" or isinstance(texts, dict):
+            continue
+        skills, left_out, pieces = [], [], []
+        for text in texts:
+            for match in opening.finditer(text):
+                if not is_loaded_frame(text, match.end()):
+                    continue
+                seal = match.group(2)
+                end = text.find('</briefing seal="%s">' % seal, match.end())
+                pieces.append((int(match.group(1)), text, match.end(), len(text) if end < 0 else end, seal))
+                at = text.find(note, match.end(), text.find("<skill ", match.end()))
+                if at >= 0:
+                    names = text[at + len(note):text.find(".\n", at)]
+                    left_out += [unescape_attr(n) for n in names.split(", ") if n]
+        for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
+            items_of(text, start, end, seal, part, skills)
+        if skills:
+            out.append({"event": event, "skills": [{"name": i["name"], "bytes": i["bytes"], "parts": i["parts"]}
+                                                   for i in skills], "left_out": left_out})
+    return out
 
 
 def items_of(text, start, end, seal, part, items):
@@ -468,6 +509,7 @@ def row_of(machine, run):
             "delivered": first["items"] if first else [], "parts": first["count"] if first else 0,
             "native": list(run.native), "refused": refused, "compactions": compactions,
             "redelivered": redelivered, "redelivered_by": via, "cause": cause,
+            "loaded_again": loaded_again(run),
             "version": run.version, "notes": list(run.messages)}
 
 
