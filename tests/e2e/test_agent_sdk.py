@@ -236,3 +236,24 @@ def test_agents_through_extra_args(sdk_run):
     assert denial_of(server, "fileshadow") is None and arrived(server, "fileshadow", dmi) == (1, True)
     control = requests_of(server, "control")
     assert control and not any(m in r.all_text for r in control for m in markers_of([dmi, plain]))
+
+
+def test_any_name_claude_code_runs_is_briefed_or_refused(sdk_run):
+    """Issue 43: Claude Code runs a definition under any name (measured here: every one below
+    starts), none of which could name an agent file; briefing judges each like any other agent."""
+    alpha = Skill("alpha")
+    names = ["qa:reviewer", "a/b", ".dot", "a\\b", "tab\there", "x" * 300, "has space"]
+    refused = "qa:missing"
+    run = sdk_run(claude_spawner(names + [refused], markers_of([alpha])))
+    run.write({"project/.claude/skills/alpha/SKILL.md": skill_file(alpha)})
+    agents = {name: definition("odd%d" % i) for i, name in enumerate(names)}
+    agents[refused] = definition("refused", ["no-such-skill"])
+    run.run({"agents": agents, "with_briefing": {name: {"skills": ["alpha"]} for name in names}})
+    server = run.server
+    for i, name in enumerate(names):
+        found = requests_of(server, "odd%d" % i)
+        assert found, (name, denial_of(server, name))
+        assert alpha.start in briefing_context(found[0]), name
+        assert found[0].all_text.count(alpha.markers[0]) == 1, name
+    assert not requests_of(server, "refused")
+    assert "references unknown skill(s): no-such-skill" in (denial_of(server, refused) or "")

@@ -223,8 +223,12 @@ def programmatic_json(value, where, problems, unreadable, contract=False):
 def programmatic_agent(name, where, definition):
     """The Agent of one programmatic definition: its native ``skills``."""
     agent = Agent("claude", name, where)
-    if not valid_skill_name(name):
-        fail_programmatic(agent, "its name is not a valid agent name", refuses=False)
+    # A definition has no file, so no file-name check applies: Claude Code runs a definition of any
+    # name it is given (measured on 2.1.332: qa:reviewer, a/b, .dot, a\\b, a tab, 300 characters;
+    # docs/agent-sdk.md "Agent names"), and so briefing judges every one. Only the empty name is no
+    # agent: a spawn without a subagent_type starts general-purpose.
+    if not name:
+        fail_programmatic(agent, "its name is empty", refuses=False)
     elif not isinstance(definition, dict):
         fail_programmatic(agent, "its definition is not a JSON object", refuses=False)
     elif definition.get("skills") is not None:
