@@ -30,7 +30,14 @@ QWEN_LIMIT = 512 * 1024
 # over one (loadSubagent: session, project, user, extension, then built-in).
 QWEN_BUILTIN_AGENTS = frozenset(("general-purpose", "Explore", "statusline-setup", "review-agent",
                                  "claude-code", "codex"))
-QWEN_BUILTIN_LOWER = frozenset(name.lower() for name in QWEN_BUILTIN_AGENTS)  # it matches case-blind
+# BuiltinAgentRegistry.getBuiltinAgent compares toLowerCase(): explore, EXPLORE and General-Purpose
+# start the built-ins, so a rule naming Explore judges every spelling of it (issue 43).
+QWEN_BUILTIN_LOWER = dict((name.lower(), name) for name in QWEN_BUILTIN_AGENTS)
+
+
+def qwen_builtin_name(name):
+    """The built-in Qwen Code runs for ``name`` (no file answered it), as its registry spells it."""
+    return QWEN_BUILTIN_LOWER.get(name.lower(), name)
 
 
 # subagent_type "fork" (any case) spawns a copy of the parent with its conversation (AgentTool).
@@ -429,7 +436,7 @@ HARNESS = Harness(
     loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,
     # The agent tool defaults subagent_type to general-purpose (DEFAULT_BUILTIN_SUBAGENT_TYPE).
-    builtin_agents=QWEN_BUILTIN_AGENTS, default_agent="general-purpose",
+    builtin_agents=QWEN_BUILTIN_AGENTS, builtin_name=qwen_builtin_name, default_agent="general-purpose",
     agent_names=lambda machine: [a for a, _ in all_qwen_agents(machine, every=True) if a],
     # facts §6: a subagent's compaction keeps its system prompt, the ${hook_context} text in it.
     redelivery="at spawn (SubagentStart), into its system prompt where its body says ${hook_context}, "
