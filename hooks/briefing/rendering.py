@@ -225,7 +225,6 @@ def render_abort(briefing):
             len(entry.files) for entry in briefing.files))
     else:
         names = briefing.listed(briefing.items, problems=False)
-        why = "the briefing is %d bytes, more than the %d that can be delivered whole" % (
-            briefing.total_bytes, briefing.limit_bytes)
+        why = "the briefing is %d bytes, %s" % (briefing.total_bytes, briefing.size_limit())
     body = ABORT.format(why=why, names=names, where=briefing.where(failing or briefing.items, shown=True))
     return '<briefing agent="%s" status="abort">\n%s\n</briefing>' % (escape_attr(agent.name), body)

@@ -112,8 +112,36 @@ class Briefing(object):
         if self.missing or self.file_problems or not self.items:
             return False
         if self.harness.part_budget is None:
-            return self.total_bytes > self.harness.whole_limit
+            return self.total_bytes > self.harness.whole_limit or self.over_output
         return self.parts() is None
+
+    @property
+    def over_output(self):
+        """Whether the one hook output carrying the whole briefing is longer than the harness reads
+        of a hook's stdout (``Harness.output_limit``): measured on the bytes really printed, JSON with
+        every non-ASCII character escaped (6 bytes a letter, 12 an emoji), not on the skills' UTF-8
+        (issue 43: a Russian skill of 380 KiB prints 1.11 MB, and Qwen Code keeps 1 MiB of it)."""
+        limit = self.harness.output_limit
+        if limit is None or self.harness.part_budget is not None:
+            return False
+        # Escaping makes at most 6 bytes of one UTF-8 byte, and a frame is its names (escaped for an
+        # attribute, then for JSON) and a few hundred bytes: only a briefing that might not fit is rendered.
+        bound = 6 * (self.total_bytes + sum(6 * (len(s.name) + len(getattr(s, "dir", None) or "")) + 512 for s in self.items)
+                     + 6 * len(self.agent.name) + 8192)
+        return bound > limit and self.printed_bytes > limit
+
+    @property
+    def printed_bytes(self):
+        """Bytes of the hook output that carries the whole briefing, as ``emit`` prints it: the context
+        and the human's line (with ", again after compaction", the longest it gets)."""
+        from .jsontext import dump_json
+        from .text import for_people
+        parts = self.parts()
+        if not parts:
+            return 0
+        out = self.harness.context_output("SubagentStart", parts[0])
+        out["systemMessage"] = for_people(self.audit() + ", again after compaction")
+        return len(dump_json(out))
 
     @property
     def blocked(self):
@@ -209,10 +237,18 @@ class Briefing(object):
         if self.missing:
             return "unknown skill(s): %s" % self.listed(self.missing)
         if self.too_large:
-            return "a briefing of %d bytes (%s), more than the %d bytes %s can deliver whole (%s)" % (
-                self.total_bytes, self.listed(self.items, problems=False), self.limit_bytes,
-                self.harness.label, self.harness.delivery())
+            return "a briefing of %d bytes (%s), %s" % (
+                self.total_bytes, self.listed(self.items, problems=False), self.size_limit())
         return ""
+
+    def size_limit(self):
+        """Which limit a briefing that is too large exceeds, in words (refusal, abort, pre-flight)."""
+        if self.total_bytes <= self.limit_bytes and self.over_output:
+            return ("which the hook prints as %d bytes of JSON (each non-ASCII character escaped), more than "
+                    "the %d bytes of a hook's output %s reads whole" % (
+                        self.printed_bytes, self.harness.output_limit, self.harness.label))
+        return "more than the %d bytes %s can deliver whole (%s)" % (
+            self.limit_bytes, self.harness.label, self.harness.delivery())
 
     def reason(self):
         """Why the spawn is refused, in words that say what to change."""

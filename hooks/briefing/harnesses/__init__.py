@@ -72,6 +72,8 @@ class Harness(Record):
     session_agents  sessions can run as an agent (``claude --agent NAME``)
     part_budget     characters of one hook output, or None: part 1 carries everything
     whole_limit     bytes of skill text deliverable whole when part_budget is None
+    output_limit    bytes of one hook's stdout the harness reads whole, or None (no cap): a briefing
+                    whose output, as printed (JSON, non-ASCII escaped), is longer is refused
     hooks_check     (plugin root) -> the doctor's check of the hooks file this harness reads
     trust_check     (machine) -> the doctor's check that the harness runs the hooks at all, or None
     loads_scope     (machine, scope) -> whether the harness loads the configuration of that
@@ -114,7 +116,7 @@ class Harness(Record):
                     again), or None (default: it loads none); measured per harness, docs/files.md
     """
 
-    FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
+    FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None, output_limit=None,
                   hooks_check=None, trust_check=None, session_check=None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
