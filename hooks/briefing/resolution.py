@@ -477,7 +477,7 @@ def resolve(harness, machine, agent_type, session=False, agent=None, everything=
             if split_plugin_name(agent_type)[1] is None:
                 return None  # not a name any agent can have
             # The built-in the harness runs for that spelling: its rules are that built-in's (issue 43).
-            agent = Agent(harness.key, harness.builtin_name(agent_type), None)
+            agent = Agent(harness.key, harness.builtin_name(machine, agent_type), None)
     rules = matching_rules(machine, harness, agent)
     if not agent.declares and not rules:
         return None

@@ -92,8 +92,9 @@ class Harness(Record):
                     the call, and the briefing arrives at SubagentStart
     preflight_warns the pre-flight lists this harness's warnings too, not only its failures
     builtin_agents  names of the agents the harness ships, which have no file (rules brief them)
-    builtin_name    (name) -> the built-in the harness runs for a name no file answers, spelt as in
-                    builtin_agents (Qwen Code matches them case-blind), or the name as written (default)
+    builtin_name    (machine, name) -> the built-in the harness runs for a name no file answers, spelt
+                    as in builtin_agents (Qwen Code matches them case-blind, Claude Code a folded
+                    spelling), or the name as written (default)
     default_agent   the agent a spawn without a name starts, or None
     agent_names     (machine) -> the name of every agent file, declaring or not (the doctor
                     shows which of them a rule applies to), or None: the declaring ones only
@@ -121,7 +122,7 @@ class Harness(Record):
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
-                  builtin_agents=frozenset(), builtin_name=lambda name: name, default_agent=None, agent_names=None,
+                  builtin_agents=frozenset(), builtin_name=lambda machine, name: name, default_agent=None, agent_names=None,
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,

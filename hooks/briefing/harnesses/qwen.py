@@ -43,7 +43,7 @@ QWEN_BUILTIN_AGENTS = frozenset(("general-purpose", "Explore", "statusline-setup
 QWEN_BUILTIN_LOWER = dict((name.lower(), name) for name in QWEN_BUILTIN_AGENTS)
 
 
-def qwen_builtin_name(name):
+def qwen_builtin_name(machine, name):
     """The built-in Qwen Code runs for ``name`` (no file answered it), as its registry spells it."""
     return QWEN_BUILTIN_LOWER.get(name.lower(), name)
 
