@@ -257,3 +257,25 @@ def test_any_name_claude_code_runs_is_briefed_or_refused(sdk_run):
         assert found[0].all_text.count(alpha.markers[0]) == 1, name
     assert not requests_of(server, "refused")
     assert "references unknown skill(s): no-such-skill" in (denial_of(server, refused) or "")
+
+
+def test_a_folded_spelling_is_judged_as_the_agent_claude_code_starts(sdk_run):
+    """Issue 43: with no exact match Claude Code starts the one agent whose name folds the same
+    (case, whitespace, dashes, underscores): the guard judges that agent, not the spelling."""
+    alpha = Skill("alpha")
+    order = ["explore", "FOLDED", "Folded_Ok", "filecase"]
+    run = sdk_run(claude_spawner(order, markers_of([alpha])))
+    run.write({"project/.claude/skills/alpha/SKILL.md": skill_file(alpha),
+               "project/.claude/agents/file-case.md": file_agent("file-case", ["alpha"]),
+               "project/.briefing/rules.json": json.dumps({"rules": [{"agents": ["Explore"],
+                                                                      "skills": ["no-such-skill"]}]})})
+    run.run({"agents": {"Folded": definition("Folded", ["no-such-skill"]), "folded-ok": definition("folded-ok")},
+             "with_briefing": {"folded-ok": {"skills": ["alpha"]}}})
+    server = run.server
+    for spelled, agent in (("explore", "Explore"), ("FOLDED", "Folded")):
+        refusal = denial_of(server, agent)
+        assert refusal and "no-such-skill" in refusal, (spelled, refusal)
+    assert not requests_of(server, "Folded")
+    for name in ("folded-ok", "file-case"):
+        found = requests_of(server, name)
+        assert found and alpha.start in briefing_context(found[0]), name
