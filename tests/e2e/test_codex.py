@@ -404,3 +404,17 @@ def test_after_a_shell_cd_the_spawn_is_briefed_and_a_missing_skill_refused(machi
     outputs = codex_outputs(last, "spawn_agent")
     assert outputs[-1].startswith("Tool call blocked by PreToolUse hook: briefing: agent 'broken' "
                                   "references unknown skill(s): ghost-skill"), outputs
+
+
+def test_a_different_spelling_starts_no_role(machine):
+    """Issue 43: Codex starts a role (built-in or file) by its exact name only (measured): no other
+    spelling reaches a role whose declaration a spelling-blind harness would have to fold."""
+    alpha = Skill("alpha")
+    plan = ["REVIEWER", "Re_viewer", "Default", "EXPLORER"]
+    codex = machine(codex_spawner(plan, markers_of([alpha])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["ghost-skill"])})
+    ok(codex.run("Review the change."))
+    outs = codex_outputs(codex.server.main_requests()[-1], "spawn_agent")
+    assert outs == ["unknown agent_type '%s'" % name for name in plan], outs
+    assert codex.server.subagent_requests() == []
