@@ -408,3 +408,17 @@ def test_arguments_too_deep_to_pass_on_refuse_a_declaring_spawn(machine):
     assert ("briefing: agent 'reviewer' cannot be briefed: its spawn's arguments nest more than 64 "
             "levels deep") in first["error"], first
     assert UNBRIEFED in second.get("output", ""), second  # declares nothing: untouched
+
+
+def test_a_different_spelling_starts_no_agent(machine):
+    """Issue 43: Gemini CLI finds an agent by its exact name (AgentRegistry.getDefinition, a Map;
+    measured here): no other spelling reaches an agent whose declaration would have to be folded."""
+    alpha = Skill("alpha")
+    plan = ["BROKEN", "Bro_ken", "Generalist"]
+    m = machine(spawner(plan, markers_of([alpha])))
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/broken.md": agent_md("broken", ["alpha", "ghost-skill"])})
+    ok(m.run())
+    assert m.server.subagent_requests() == []
+    errors = [r.get("error", "") for r in agent_results(m.server)]
+    assert errors == ["Subagent '%s' not found." % name for name in plan], errors
