@@ -172,6 +172,7 @@ def test_a_rule_on_a_builtin_judges_every_spelling_qwen_runs_as_it(sandbox, rule
     shown = sb.doctor("--show", spawned, "--harness", "qwen")  # the doctor agrees with the guard
     if refused:
         assert "[FAIL]" in shown.out and "built-in agent '%s'" % rule in shown.out, shown
+        assert "no hook reaches it before its first turn" in shown.out and "bytes, more than" not in shown.out
     else:
         assert "no rule applies to it" in shown.err, shown
 

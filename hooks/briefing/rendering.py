@@ -223,6 +223,9 @@ def render_abort(briefing):
         names = briefing.listed(failing)
         why = "%d of the %d it declares" % (len(failing), len(briefing.checked) + sum(
             len(entry.files) for entry in briefing.files))
+    elif briefing.unreachable and not briefing.too_large:
+        # Never delivered (no context reaches such an agent): what the doctor shows says why.
+        names, why = briefing.listed(briefing.items, problems=False), "no hook reaches it before its first turn"
     else:
         names = briefing.listed(briefing.items, problems=False)
         why = "the briefing is %d bytes, %s" % (briefing.total_bytes, briefing.size_limit())
