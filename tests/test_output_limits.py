@@ -146,3 +146,23 @@ def test_claude_code_parts_stay_under_10000_characters_in_every_script(sandbox, 
     assert len(contexts) > 1
     assert all(len(c.encode("utf-16-le")) // 2 <= 10000 for c in contexts)
     assert rebuild(contexts).skills == {"big": text}
+
+
+NAMES = ["a", "\u0436" * 40, "&<>\"" * 10, "\U0001F600" * 30, "x" * 200]
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_the_bound_that_spares_small_briefings_a_render_is_a_bound(sandbox, script):
+    """Briefing.over_output renders only a briefing whose cheap bound passes the cap: the bound must
+    never be under what is printed, whatever the names, folders, rules and scripts."""
+    files = {"project/.qwen/agents/rev.md": agent_md("rev", ["s%d-%s" % (i, n[:20]) for i, n in enumerate(NAMES)],
+                                                     body="A Qwen agent.\n${hook_context}\n"),
+             "project/.briefing/rules.json": json.dumps({"rules": [{"agents": ["rev"], "skills": ["ruled"]}]}),
+             "project/.qwen/skills/ruled/SKILL.md": skill_md("ruled", SCRIPTS[script] * 100)}
+    for i, n in enumerate(NAMES):
+        name = "s%d-%s" % (i, n[:20])
+        files["project/.qwen/skills/%s/SKILL.md" % name] = skill_md(name, (SCRIPTS[script] + n) * 50)
+    sb = sandbox(files)
+    briefing = CAPPED["qwen"].briefing(sb)
+    assert not briefing.missing, [s.problem for s in briefing.missing]
+    assert briefing.printed_bytes <= briefing.printed_bound()

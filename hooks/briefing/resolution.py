@@ -124,11 +124,17 @@ class Briefing(object):
         limit = self.harness.output_limit
         if limit is None or self.harness.part_budget is not None:
             return False
-        # Escaping makes at most 6 bytes of one UTF-8 byte, and a frame is its names (escaped for an
-        # attribute, then for JSON) and a few hundred bytes: only a briefing that might not fit is rendered.
-        bound = 6 * (self.total_bytes + sum(6 * (len(s.name) + len(getattr(s, "dir", None) or "")) + 512 for s in self.items)
-                     + 6 * len(self.agent.name) + 8192)
-        return bound > limit and self.printed_bytes > limit
+        return self.printed_bound() > limit and self.printed_bytes > limit
+
+    def printed_bound(self):
+        """An upper bound of ``printed_bytes`` without rendering: JSON escaping makes at most 6 bytes
+        of one byte of UTF-8; a frame is its name and folder (each character escaped for an attribute
+        to at most 6), two seals (16 characters in practice; 256 allowed) and some fixed text; the
+        header and the part's tags are under 4 KiB; the human's line is the audit."""
+        frames = sum(6 * len(s.name.encode("utf-8")) + 6 * len((getattr(s, "dir", None) or "").encode("utf-8"))
+                     + 2 * 256 + 128 for s in self.items)
+        fixed = 4096 + 6 * len(self.agent.name.encode("utf-8")) + len(self.audit().encode("utf-8")) + 64
+        return 6 * (self.total_bytes + frames + fixed)
 
     @property
     def printed_bytes(self):
