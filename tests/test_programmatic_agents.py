@@ -355,10 +355,20 @@ def test_with_briefing_takes_a_dict_and_extra_args_agents():
     ({"rev": {"skill": ["a"]}}, ValueError),
     ({"rev": {"skills": "a"}}, TypeError),
     ({"rev": ["a"]}, TypeError),
+    ({"": {"skills": ["a"]}}, TypeError),  # no agent: Claude Code starts general-purpose for ""
 ])
 def test_with_briefing_refuses_what_it_cannot_write(briefing, error):
     with pytest.raises(error):
         briefing_sdk.with_briefing(Options(agents={"rev": Definition("d", "p")}), briefing)
+
+
+@pytest.mark.parametrize("name", ["", 3, None])
+def test_with_briefing_refuses_an_agent_that_is_no_name(name):
+    """The only names with_briefing rejects: Claude Code runs a definition of any other (issue 43)."""
+    with pytest.raises(TypeError):
+        briefing_sdk.with_briefing(Options(agents={name: Definition("d", "p")}))
+    for odd in ODD_NAMES:
+        assert odd in json.loads(contract({odd: ["x"]}))["agents"]
 
 
 def test_plugin_path_is_this_checkout():
