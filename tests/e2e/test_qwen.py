@@ -317,3 +317,33 @@ def test_a_large_non_latin_skill_is_briefed_whole_or_refused_with_a_reason(qwen,
     assert briefed.startswith("VERDICT-BRIEFED %s" % SECRET), briefed
     system = unescaped(server.subagent_requests("atlimit")[0].system)
     assert system.count(RUSSIAN) == count and "RUBEZH-END" in system
+
+
+SIZED_HOOK = r'''
+import json, sys
+payload = json.load(sys.stdin)
+size = {"at-cap": 1048576, "past-cap": 1048577}.get(payload.get("agent_type"))
+if size:
+    shell = '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "CAP-START %s CAP-END"}}'
+    sys.stdout.write(shell % ("x" * (size - len(shell % ""))))
+'''
+
+
+def test_qwen_code_reads_1_mib_of_a_hooks_output_and_drops_one_byte_more(qwen, tmp_path):
+    """The cap briefing measures its output against (QWEN_OUTPUT_LIMIT), measured in the real CLI: a
+    SubagentStart output of exactly 1,048,576 bytes reaches ${hook_context} whole; one byte more is
+    cut, is no JSON, and the agent starts with nothing, as no hook error tells anyone."""
+    run = qwen_runner.QwenRun(tmp_path, {
+        "project/.qwen/agents/at-cap.md": agent_md("at-cap", body=BODY % "at-cap"),
+        "project/.qwen/agents/past-cap.md": agent_md("past-cap", body=BODY % "past-cap"),
+        "project/sized_hook.py": SIZED_HOOK}, installed=False)
+    command = "python3 %s" % (run.project / "sized_hook.py")
+    run.write({"project/.qwen/settings.json": json.dumps(
+        {"hooks": {"SubagentStart": [{"hooks": [{"type": "command", "command": command}]}]}})})
+    with FakeQwen(spawning(["at-cap", "past-cap"])) as server:
+        proc = run.run(server, "go")
+    assert not server.errors and proc.rc == 0, proc
+    at_cap = server.subagent_requests("at-cap")[0].system
+    assert "CAP-START" in at_cap and "CAP-END" in at_cap and at_cap.count("x" * 1000) >= 1000
+    past_cap = server.subagent_requests("past-cap")[0].system
+    assert "CAP-START" not in past_cap and "CAP-END" not in past_cap
