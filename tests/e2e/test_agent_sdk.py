@@ -279,3 +279,21 @@ def test_a_folded_spelling_is_judged_as_the_agent_claude_code_starts(sdk_run):
     for name in ("folded-ok", "file-case"):
         found = requests_of(server, name)
         assert found and alpha.start in briefing_context(found[0]), name
+
+
+def test_a_non_latin_briefing_arrives_whole_in_parts(sdk_run):
+    """Issue 43: Claude Code's cap is 10,000 characters of each context, the part budget 10,000 bytes
+    of UTF-8: in Cyrillic, CJK and emoji every part stays under the cap (no 2 kB preview)."""
+    skill = Skill("scripts")
+    text = "\u0436" * 5000 + "\u6f22" * 5000 + "\U0001F600" * 5000
+    skill.body = "First line: %s\n%s\nLast line: %s\n" % (skill.start, text, skill.end)
+    run = sdk_run(claude_spawner(["polyglot"], markers_of([skill])))
+    run.write({"project/.claude/skills/scripts/SKILL.md": skill_file(skill),
+               "project/.claude/agents/polyglot.md": file_agent("polyglot", ["scripts"])})
+    run.run({"with_briefing": None, "setting_sources": ["project"]})
+    first = requests_of(run.server, "polyglot")[0]
+    for bad in ("persisted-output", "Output too large", "Preview (first 2KB)"):
+        assert bad not in first.all_text, bad
+    for char in ("\u0436", "\u6f22", "\U0001F600"):
+        assert first.all_text.count(char) == 5000, char
+    assert skill.start in first.all_text and skill.end in first.all_text
