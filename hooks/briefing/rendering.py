@@ -225,9 +225,11 @@ def render_abort(briefing):
         names = briefing.listed(failing)
         why = "%d of the %d it declares" % (len(failing), len(briefing.checked) + sum(
             len(entry.files) for entry in briefing.files))
+    elif briefing.unreachable and not briefing.too_large:
+        # Never delivered (no context reaches such an agent): what the doctor shows says why.
+        names, why = briefing.listed(briefing.items, problems=False), "no hook reaches it before its first turn"
     else:
         names = briefing.listed(briefing.items, problems=False)
-        why = "the briefing is %d bytes, more than the %d that can be delivered whole" % (
-            briefing.total_bytes, briefing.limit_bytes)
+        why = "the briefing is %d bytes, %s" % (briefing.total_bytes, briefing.size_limit())
     body = ABORT.format(why=why, names=names, where=briefing.where(failing or briefing.items, shown=True))
     return '<briefing agent="%s" status="abort">\n%s\n</briefing>' % (escape_attr(agent.name), body)

@@ -223,8 +223,12 @@ def programmatic_json(value, where, problems, unreadable, contract=False):
 def programmatic_agent(name, where, definition):
     """The Agent of one programmatic definition: its native ``skills``."""
     agent = Agent("claude", name, where)
-    if not valid_skill_name(name):
-        fail_programmatic(agent, "its name is not a valid agent name", refuses=False)
+    # A definition has no file, so no file-name check applies: Claude Code runs a definition of any
+    # name it is given (measured on 2.1.332: qa:reviewer, a/b, .dot, a\\b, a tab, 300 characters;
+    # docs/agent-sdk.md "Agent names"), and so briefing judges every one. Only the empty name is no
+    # agent: a spawn without a subagent_type starts general-purpose.
+    if not name:
+        fail_programmatic(agent, "its name is empty", refuses=False)
     elif not isinstance(definition, dict):
         fail_programmatic(agent, "its definition is not a JSON object", refuses=False)
     elif definition.get("skills") is not None:
@@ -618,12 +622,59 @@ def find_claude_agent(machine, agent_type):
                 if agent is not None:
                     agent.name = agent_type
                     return agent
-        return None
+        return claude_folded_agent(machine, agent_type)
     for root in claude_agent_roots(machine):
         agent = find_in_tree(root, agent_type, ".md", load_claude_agent, walk)
         if agent is not None:
             return agent
-    return None
+    return claude_folded_agent(machine, agent_type)
+
+
+def claude_fold(name):
+    """Claude Code's spelling-blind key of an agent type (2.1.328, the Agent tool: NFKC, lower case,
+    every run of whitespace, dashes and underscores removed)."""
+    import unicodedata  # only for a name no agent has exactly
+    text = unicodedata.normalize("NFKC", name).lower()
+    return "".join(ch for ch in text if not (ch.isspace() or ch == "_" or unicodedata.category(ch) == "Pd"))
+
+
+def claude_fold_target(machine, agent_type):
+    """The agent type Claude Code runs for ``agent_type`` when no agent has that exact name, or None.
+
+    Measured on 2.1.332 (docs/claude-code.md "Which agent a name starts"): ``folded`` starts
+    ``Folded``, ``FILECASE`` the file agent ``filecase``, ``general_purpose`` general-purpose; the
+    SubagentStart payload then names the agent started. Two agents of one folded name are an
+    "ambiguous" error and none starts. Only a name no agent has exactly pays for listing them all.
+    """
+    memo = machine.state.setdefault("claude_fold", {})
+    if agent_type not in memo:
+        memo[agent_type] = None  # also while listing: no agent is looked up by its folded name twice
+        key = claude_fold(agent_type)
+        names = set(CLAUDE_BUILTIN_AGENTS) | set(claude_programmatic(machine)[0]) | {
+            agent.name for agent in claude_agent_names(machine)}
+        found = [name for name in names if claude_fold(name) == key] if key else []
+        if len(found) == 1 and found[0] != agent_type:
+            memo[agent_type] = found[0]
+    return memo[agent_type]
+
+
+def claude_folded_agent(machine, agent_type):
+    """The agent file or definition Claude Code runs for a spelling no agent has exactly, or None
+    (a built-in: ``claude_builtin_name``)."""
+    if agent_type in CLAUDE_BUILTIN_AGENTS:
+        return None  # a built-in's own name: the common spawn lists nothing
+    target = claude_fold_target(machine, agent_type)
+    if target is None or target in CLAUDE_BUILTIN_AGENTS:
+        return None
+    return find_claude_agent(machine, target)
+
+
+def claude_builtin_name(machine, agent_type):
+    """The built-in Claude Code runs for ``agent_type`` (no file answered it), as it spells it."""
+    if agent_type in CLAUDE_BUILTIN_AGENTS:
+        return agent_type
+    target = claude_fold_target(machine, agent_type)
+    return target if target in CLAUDE_BUILTIN_AGENTS else agent_type
 
 
 # Claude Code's own skills, measured on 2.1.328: the init event lists sixteen with nothing
@@ -1425,7 +1476,7 @@ HARNESS = Harness(
     # briefing's own rules files follow the setting sources, as Claude Code's settings files do.
     loads_scope=claude_loads,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
-    builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
+    builtin_agents=CLAUDE_BUILTIN_AGENTS, builtin_name=claude_builtin_name, default_agent="general-purpose",
     agent_names=claude_agent_names,
     loads_file=claude_loads_file,
     # Issue 45: at SessionStart(compact), the skills the agent loaded that Claude Code will not bring back whole.
