@@ -475,6 +475,58 @@ def copilot_compacted(machine, payload, name):
     return True
 
 
+# Skills an agent loaded while it worked (issue 45, facts/invoked-skills.md; measured on 1.0.102):
+# the skill tool (the main session's and a subagent's alike) records ``skill.invoked`` with the
+# agent's id (none for the main session), the skill's name, path and ``content``: the body Copilot
+# put into the context, whole, without the frontmatter. Its <skill-context> message is dropped when
+# a compaction is applied, and no event fires then: the first tool call that brings a compacted
+# agent's briefing back (copilot_compacted) brings these back too. The body comes from the record,
+# which is what the agent had, so nothing outside events.jsonl is read for it (a --plugin-dir
+# plugin's skills are invisible to a hook).
+#
+# How much of the end: read once the compaction is seen, not on every tool call; 16 MiB holds many
+# compactions' worth of rounds (COPILOT_TAIL). A skill loaded further back is not seen
+# (docs/loaded-skills.md).
+COPILOT_LOADED_TAIL = 16 * 1024 * 1024
+
+
+def copilot_loaded_skills(machine, payload):
+    """[(Skill, how)]: the skills the payload's agent invoked before its last applied compaction,
+    the most recently invoked first, each once (by name); [] when it was not compacted."""
+    path = copilot_events(machine, payload)
+    tail = read_tail(path, COPILOT_LOADED_TAIL) if path else None
+    if not tail:
+        return []
+    agent_id = payload.get("agent_id") or None
+    done = None
+    for at, event in json_lines_with(tail, b'"type":"session.compaction_complete"'):
+        data = event.get("data")
+        if (event.get("type") == "session.compaction_complete" and event.get("agentId") == agent_id
+                and isinstance(data, dict) and data.get("success") is True
+                and data.get("outcome", "applied") == "applied"):
+            done = at
+    if done is None:
+        return []
+    found = []
+    for _, event in json_lines_with(tail[:done], b'"type":"skill.invoked"'):
+        data = event.get("data")
+        if event.get("type") != "skill.invoked" or event.get("agentId") != agent_id or not isinstance(data, dict):
+            continue
+        name, body, where = data.get("name"), data.get("content"), data.get("path")
+        if not isinstance(name, str) or split_plugin_name(name)[1] is None or not isinstance(body, str):
+            continue
+        where = where if isinstance(where, str) and os.path.isabs(where) and "\0" not in where else None
+        source = data.get("source")
+        found.append(Skill(name, "loaded", path=where, body=body, size=len(body.encode("utf-8")),
+                           origin=source if isinstance(source, str) else None))
+    out, seen = [], set()
+    for skill in reversed(found):
+        if skill.name not in seen:
+            seen.add(skill.name)
+            out.append((skill, "skill tool"))
+    return out
+
+
 def payload_seconds(value):
     """When Copilot made a hook payload: its ``timestamp``, ISO (Claude format) or epoch
     milliseconds (Copilot's own format), in seconds; None when absent or unreadable."""
