@@ -114,17 +114,19 @@ def part_close(seal):
     return '</briefing seal="%s">' % seal
 
 
-def render_parts(agent, skills, budget):
+def render_parts(agent, skills, budget, header=HEADER, continuation=CONTINUATION, limit=PARTS):
     """Split a briefing into labelled parts of at most ``budget`` UTF-8 bytes each.
 
     With ``budget`` None everything goes into one part. Skills are kept whole
     where they fit; a skill too large for one part is cut into fragments.
-    Returns None when more than PARTS parts would be needed.
+    Returns None when more than ``limit`` (PARTS) parts would be needed.
+    ``header``/``continuation``: other templates ({seal}) for the same framing
+    (loaded.py: the skills an agent loaded, given back after a compaction).
     """
     if not skills:
         return []
     seal = make_seal(agent, skills)
-    header, continuation = HEADER.format(seal=seal), CONTINUATION.format(seal=seal)
+    header, continuation = header.format(seal=seal), continuation.format(seal=seal)
     if any(is_file(s) for s in skills):
         note = FILES_NOTE.format(seal=seal)
         header = "%s %s" % (header, note) if not all(is_file(s) for s in skills) else \
@@ -137,9 +139,9 @@ def render_parts(agent, skills, budget):
         room = budget - _utf8_len(part_open(agent, 99, 99, seal) + part_close(seal))
         rooms = (room - _utf8_len(header), room - _utf8_len(continuation))
         layout = _pack(skills, seal, rooms, keep_whole=True)
-        if layout is None or len(layout) > PARTS:
+        if layout is None or len(layout) > limit:
             layout = _pack(skills, seal, rooms, keep_whole=False)
-        if layout is None or len(layout) > PARTS:
+        if layout is None or len(layout) > limit:
             return None
     count = len(layout)
     pieces_of = {}

@@ -110,6 +110,10 @@ class Harness(Record):
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
                     again), or None (default: it loads none); measured per harness, docs/files.md
+    loaded_skills   (machine, payload) -> a loaded.Found: the skills the payload's agent loaded while
+                    it worked, as the harness's records show them, when this payload is the moment to
+                    give them back after a compaction; or None (docs/loaded-skills.md). None as the
+                    field (default): the harness keeps them itself, or no hook can.
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
@@ -121,7 +125,7 @@ class Harness(Record):
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,
-                  shows_path=lambda machine, path: None)
+                  shows_path=lambda machine, path: None, loaded_skills=None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):
