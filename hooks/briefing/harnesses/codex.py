@@ -647,13 +647,34 @@ CODEX_SHELL_TOOLS = frozenset(("exec_command", "shell", "shell_command", "local_
 CODEX_SKILL_MESSAGE = "<skill>\n<name>"
 
 
-def codex_loaded_skills(machine, payload):
-    """[(Skill, how)]: the skills the payload's thread loaded before its last compaction, the most
-    recently loaded first, each once; [] when its rollout shows no compaction.
+def codex_loaded(machine, payload):
+    """``Harness.loaded_skills`` for Codex: a loaded.Found at the SessionStart(compact) of a thread
+    (the main session, a resumed one too: Codex appends to the same rollout), else None.
 
-    ``how`` is ``read`` (a shell command printed the SKILL.md) or ``$mention`` (Codex injected
-    it). Only a SKILL.md under a root Codex itself searches counts (``codex_loaded_skill``); one
-    that the compaction kept (its <skill> message in ``replacement_history``) is held already.
+    A subagent's compaction sends no SessionStart (facts/compaction.md) and is not covered yet.
+    """
+    if payload.get("hook_event_name") != "SessionStart" or payload.get("source") != "compact" \
+            or payload.get("agent_id"):
+        return None
+    return machine.memo(("codex loaded",), lambda: codex_loaded_found(machine, payload))
+
+
+def codex_loaded_found(machine, payload):
+    loads = codex_loaded_skills(machine, payload)
+    if not loads:
+        return None
+    from ..loaded import Found, Loaded  # only once something was loaded
+    return Found([Loaded(skill.name, text=skill.body, path=skill.path, order=order, event=how)
+                  for order, skill, how in loads], agent=None, briefed=set())
+
+
+def codex_loaded_skills(machine, payload):
+    """[(order, Skill, how)]: the skills the payload's thread loaded before its last compaction,
+    oldest first, each at its latest load; [] when its rollout shows no compaction.
+
+    ``how`` is ``a read of its SKILL.md`` (a shell command printed it) or ``$skill`` (Codex
+    injected it). Only a SKILL.md under a root Codex itself searches counts (``codex_loaded_skill``);
+    one that the compaction kept (its <skill> message in ``replacement_history``) is held already.
     """
     thread = payload.get("agent_id") or payload.get("session_id")
     path = codex_rollout(machine, payload, thread if isinstance(thread, str) else None)
@@ -672,14 +693,13 @@ def codex_loaded_skills(machine, payload):
             if text:
                 held.add(codex_mentioned_path(text))
         break
-    cwd = machine.cwd
     loads, calls = [], {}
     for offset, line in json_lines_with(tail[:at], b"SKILL.md"):
         item = line.get("payload")
         if line.get("type") != "response_item" or not isinstance(item, dict):
             continue
         if item.get("type") == "function_call" and item.get("name") in CODEX_SHELL_TOOLS:
-            paths = codex_read_paths(machine, item.get("arguments"), cwd)
+            paths = codex_read_paths(machine, item.get("arguments"), machine.cwd)
             call_id = item.get("call_id")
             if paths and isinstance(call_id, str) and call_id.isprintable() and not set('"\\') & set(call_id):
                 calls[call_id] = (offset, paths)
@@ -687,7 +707,7 @@ def codex_loaded_skills(machine, payload):
             text = codex_skill_message(item)
             mentioned = codex_mentioned_path(text) if text else None
             if mentioned:
-                loads.append((offset, mentioned, "$mention"))
+                loads.append((offset, mentioned, "$skill"))
     for call_id, (offset, paths) in calls.items():
         # The output need not name the file: it is found by its call's id.
         for _, line in json_lines_with(tail[:at], b'"call_id":"%s"' % call_id.encode("utf-8"), offset):
@@ -695,17 +715,17 @@ def codex_loaded_skills(machine, payload):
             if isinstance(item, dict) and item.get("type") == "function_call_output" \
                     and item.get("call_id") == call_id:
                 if codex_command_succeeded(item.get("output")):
-                    loads += [(offset, p, "read") for p in paths]
+                    loads += [(offset, p, "a read of its SKILL.md") for p in paths]
                 break
     out, seen = [], set(held)
-    for _, found, how in sorted(loads, key=lambda load: -load[0]):
+    for offset, found, how in sorted(loads, key=lambda load: -load[0]):
         if found in seen:
             continue
         seen.add(found)
         skill = codex_loaded_skill(machine, found)
         if skill is not None:
-            out.append((skill, how))
-    return out
+            out.append((offset, skill, how))
+    return out[::-1]
 
 
 def codex_skill_message(item):
@@ -878,6 +898,7 @@ HARNESS = Harness(
     agent_names=codex_role_names,
     compacted=codex_compacted,
     loads_file=codex_loads_file,
+    loaded_skills=codex_loaded,
     redelivery="at spawn (SubagentStart), and again after every compaction of the agent: at its next "
                "tool call (PostToolUse) or its next turn (UserPromptSubmit), whichever comes first, "
                "as its rollout shows")

@@ -490,9 +490,35 @@ def copilot_compacted(machine, payload, name):
 COPILOT_LOADED_TAIL = 16 * 1024 * 1024
 
 
+def copilot_loaded(machine, payload):
+    """``Harness.loaded_skills`` for Copilot CLI: a loaded.Found at the tool call that brings a
+    compacted agent's briefing back (``copilot_compacted``, the same rule, so the same call), for a
+    subagent and the main session alike; else None. Not on the task tool's calls (the guard's)."""
+    if payload.get("tool_name") in COPILOT_SPAWN_NAMES or copilot_event_of(payload) != "PreToolUse":
+        return None
+    return machine.memo(("copilot loaded",), lambda: copilot_loaded_found(machine, payload))
+
+
+def copilot_event_of(payload):
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) else None
+
+
+def copilot_loaded_found(machine, payload):
+    if not copilot_compacted(machine, payload, None):
+        return None
+    loads = copilot_loaded_skills(machine, payload)
+    if not loads:
+        return None
+    from ..loaded import Found, Loaded  # only once something was loaded
+    agent = payload.get("agent_type") if payload.get("agent_id") else copilot_session_agent(machine, payload)
+    return Found([Loaded(skill.name, text=skill.body, path=skill.path, order=order, event="the skill tool")
+                  for order, skill in loads], agent=agent if isinstance(agent, str) and agent else None)
+
+
 def copilot_loaded_skills(machine, payload):
-    """[(Skill, how)]: the skills the payload's agent invoked before its last applied compaction,
-    the most recently invoked first, each once (by name); [] when it was not compacted."""
+    """[(order, Skill)]: the skills the payload's agent invoked before its last applied compaction,
+    oldest first, each at its latest invocation (by name); [] when it was not compacted."""
     path = copilot_events(machine, payload)
     tail = read_tail(path, COPILOT_LOADED_TAIL) if path else None
     if not tail:
@@ -507,8 +533,8 @@ def copilot_loaded_skills(machine, payload):
             done = at
     if done is None:
         return []
-    found = []
-    for _, event in json_lines_with(tail[:done], b'"type":"skill.invoked"'):
+    latest = {}
+    for at, event in json_lines_with(tail[:done], b'"type":"skill.invoked"'):
         data = event.get("data")
         if event.get("type") != "skill.invoked" or event.get("agentId") != agent_id or not isinstance(data, dict):
             continue
@@ -517,14 +543,9 @@ def copilot_loaded_skills(machine, payload):
             continue
         where = where if isinstance(where, str) and os.path.isabs(where) and "\0" not in where else None
         source = data.get("source")
-        found.append(Skill(name, "loaded", path=where, body=body, size=len(body.encode("utf-8")),
-                           origin=source if isinstance(source, str) else None))
-    out, seen = [], set()
-    for skill in reversed(found):
-        if skill.name not in seen:
-            seen.add(skill.name)
-            out.append((skill, "skill tool"))
-    return out
+        latest[name] = (at, Skill(name, "loaded", path=where, body=body, size=len(body.encode("utf-8")),
+                                  origin=source if isinstance(source, str) else None))
+    return sorted(latest.values(), key=lambda pair: pair[0])
 
 
 def payload_seconds(value):
@@ -589,6 +610,7 @@ HARNESS = Harness(
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],
     compacted=copilot_compacted, session_agent=copilot_session_agent,
     loads_file=copilot_loads_file,
+    loaded_skills=copilot_loaded,
     redelivery="at spawn (subagentStart; a `copilot --agent` session at sessionStart), and again after "
                "every compaction of the agent, at its next tool call (PreToolUse), as the session's "
                "events.jsonl shows")
