@@ -288,3 +288,33 @@ def test_copilot_a_forged_body_cannot_end_its_skill(sandbox):
 
 
 assert SID  # the main session's folder (test_compaction.EVENTS)
+
+
+# --------------------------------------------------------------------------------------------
+# The audit reads a re-delivery back: names, sizes, what was left out; a briefing's reading skips it
+# --------------------------------------------------------------------------------------------
+
+def test_the_audit_tells_loaded_skills_from_a_briefing_in_one_context(sandbox):
+    from conftest import hook_package
+    hook_package()
+    from briefing.audit import framed
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: invoked("inv-main") + start() + complete() + own()})
+    text = sb.run(copilot_call(sb), env=sb.copilot_env()).flat_context
+    briefing = framed([text])
+    assert [i["name"] for i in briefing["items"]] == ["alpha", "beta", "gamma"] and not briefing["abort"]
+    again = framed([text], loaded=True)
+    assert again["items"] == [{"name": "inv-main", "kind": "skill", "bytes": len(BODIES["inv-main"]),
+                               "parts": [1]}] and again["left_out"] == []
+
+
+def test_the_audit_reads_the_names_left_out(sandbox):
+    from conftest import hook_package
+    hook_package()
+    from briefing.audit import framed
+    from briefing.harnesses import HARNESSES
+    from briefing.loaded import Found, Loaded, redelivery
+    found = Found([Loaded("big", text="B" * 600000, order=1), Loaded("small", text="S\n", order=2)], briefed=set())
+    again = framed(redelivery(HARNESSES["codex"], None, found).parts(), loaded=True)
+    assert [i["name"] for i in again["items"]] == ["small"] and again["left_out"] == ["big"]
+    assert framed(redelivery(HARNESSES["codex"], None, found).parts()) is None

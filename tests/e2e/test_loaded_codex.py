@@ -21,6 +21,7 @@ from fakes import call
 from framing import rebuild
 from kit import Skill, markers_of, ok
 from runners import Codex
+from e2e.test_audit import audit
 from test_codex import plugin_source  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.e2e
@@ -111,6 +112,12 @@ def test_a_skill_the_session_read_is_back_whole_once_after_the_compaction(machin
     before, _ = phases(codex.server)
     assert exactly_once(before[-1], skill.markers)  # the read's output, before the compaction
     assert_back_once(codex.server, [skill])
+    # The audit reads the re-delivery back from the rollout: names, sizes, which event.
+    _, report = audit(codex.env(), codex.project)
+    (row,) = [r for r in report["audit"] if r["loaded_again"]]
+    assert row["kind"] == "main" and row["loaded_again"] == [{
+        "event": "SessionStart(compact)", "items": [{"name": "inv-main", "bytes": len(skill.body.encode())}],
+        "left_out": []}], row
 
 
 def test_a_dollar_skill_is_back_whole_once_after_the_compaction(machine):
@@ -187,3 +194,5 @@ def test_the_switch_turns_it_off(machine):
     assert exactly_once(before[-1], skill.markers)
     for request in after:
         assert none_of(request, skill.markers) and loaded_texts(request) == []
+    _, report = audit(codex.env(), codex.project)
+    assert not [r for r in report["audit"] if r["loaded_again"]], report

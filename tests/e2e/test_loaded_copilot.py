@@ -24,6 +24,7 @@ from copilot_runner import Copilot, task
 from fakes import tool_use
 from framing import rebuild
 from kit import Skill, ok
+from e2e.test_audit import audit
 from test_compaction_copilot import SUMMARIZED, agent_md, split_at_compaction
 from test_copilot import checkout, copilot_cache  # noqa: F401  (fixtures)
 
@@ -111,6 +112,13 @@ def test_a_skill_the_main_session_loaded_is_back_whole_once(machine, checkout):
 
     ok(copilot.run("Do the work.", plugin_dirs=[checkout], timeout=120))
     assert_back_once(copilot, skill, "main")
+    # The audit: Copilot keeps no preToolUse output, so the re-delivery is inferred, with the
+    # size of the body skill.invoked recorded.
+    _, report = audit(copilot.env(), copilot.project)
+    (row,) = [r for r in report["audit"] if r["loaded_again"]]
+    assert row["kind"] == "main" and row["loaded_again"] == [{
+        "event": "PreToolUse (inferred)", "items": [{"name": "inv-main", "bytes": len(skill.body.encode())}],
+        "left_out": []}], row
 
 
 def test_a_skill_a_subagent_loaded_is_back_whole_once(machine, checkout):
@@ -121,6 +129,9 @@ def test_a_skill_a_subagent_loaded_is_back_whole_once(machine, checkout):
 
     ok(copilot.run("Delegate the work.", plugin_dirs=[checkout], timeout=120))
     assert_back_once(copilot, skill, "reviewer", sub=True)
+    _, report = audit(copilot.env(), copilot.project)
+    (row,) = [r for r in report["audit"] if r["loaded_again"]]
+    assert row["agent"] == "reviewer" and [i["name"] for i in row["loaded_again"][0]["items"]] == ["inv-main"]
     for request in copilot.server.log:
         if not request.is_subagent and request.has_tools:
             assert loaded_texts(request) == []  # the main session loaded nothing
@@ -160,3 +171,5 @@ def test_the_switch_turns_it_off(machine, checkout):
     assert any(exactly_once(r, skill.markers) for r in before)
     for request in after:
         assert none_of(request, skill.markers) and loaded_texts(request) == []
+    _, report = audit(copilot.env(), copilot.project)
+    assert not [r for r in report["audit"] if r["loaded_again"]], report

@@ -78,6 +78,7 @@ class Run(object):
         self.as_session = kind == "session"  # the main session runs as the agent (briefed at SessionStart)
         self.timeline, self.native, self.refused, self.declared = [], [], None, None
         self.hook_errors, self.messages, self.version, self.file = [], [], None, None
+        self.loaded_again = []  # (event, texts or items): loaded skills given back (issue 45)
 
     def deliver(self, event, texts):
         self.timeline.append(("deliver", event, [t for t in texts if isinstance(t, str)]))
@@ -88,6 +89,19 @@ class Run(object):
 
     def compact(self):
         self.timeline.append(("compact", None, None))
+
+    def reload(self, event, texts=None, items=None):
+        """Skills the agent loaded, given back after a compaction (issue 45, loaded.py): the framing's
+        ``texts`` as recorded, or, where the records hold no copy, ``items`` [(name, bytes)] as the
+        reader infers them (then ``event`` says so)."""
+        if texts is not None:
+            frame = framed([t for t in texts if isinstance(t, str)], loaded=True)
+            items = [(i["name"], i["bytes"]) for i in frame["items"]] if frame else []
+            left = frame["left_out"] if frame else []
+        else:
+            left = []
+        self.loaded_again.append({"event": event, "items": [{"name": n, "bytes": b} for n, b in items or ()],
+                                  "left_out": left})
 
     def infer(self, event, items=()):
         """A delivery the harness does not record, inferred by the reader from what it does record
@@ -266,11 +280,19 @@ def unescape_attr(value):
     return value.replace("&amp;", "&")
 
 
-def framed(texts):
+# How the framing of loaded skills given back after a compaction opens (loaded.LOADED_HEADER), and
+# where its header names the ones left out (loaded.LEFT_OUT_NOTE).
+LOADED_OPENING = "You loaded the skills below earlier in this session"
+LEFT_OUT_AT = "load them again yourself if you still need them: "
+
+
+def framed(texts, loaded=False):
     """What the ``<briefing …>`` elements in ``texts`` carry: {"agent", "abort", "parts", "items"}.
 
     ``items``: [{"name", "kind", "bytes", "parts"}] in order, fragments summed; ``parts``: the
     part numbers seen, and how many the briefing has. None when no text holds one.
+    ``loaded``: read the loaded skills given back instead (issue 45), with ``left_out`` names;
+    either kind passes over the other's elements.
     """
     import re
     opening = re.compile(r'<briefing agent="([^"]*)"(?: part="(\d+)/(\d+)")?(?: seal="([0-9a-f]+)")?'
@@ -287,17 +309,28 @@ def framed(texts):
                               "count": 0, "items": []}
             seal = match.group(4)
             if seal is None:  # the abort instruction: no seal, no items
-                found["abort"] = True
+                if not loaded:
+                    found["abort"] = True
+                elif not found["parts"]:
+                    found = None
                 at = text.find("<briefing agent=", match.end())
+                continue
+            end = text.find('</briefing seal="%s">' % seal, match.end())
+            end = len(text) if end < 0 else end
+            at = text.find("<briefing agent=", end)
+            if text.startswith(LOADED_OPENING, match.end() + 1) != loaded:
+                if not found["parts"] and not found["abort"]:
+                    found = None  # only the other kind's so far
                 continue
             part = int(match.group(2) or 1)
             found["parts"].add(part)
             found["count"] = max(found["count"], int(match.group(3) or 1))
-            end = text.find('</briefing seal="%s">' % seal, match.end())
-            end = len(text) if end < 0 else end
             pieces.append((part, text, match.end(), end, seal))
-            at = text.find("<briefing agent=", end)
+            if loaded and LEFT_OUT_AT in text[match.end():end].split("\n<skill ", 1)[0]:
+                names = text[match.end():end].split(LEFT_OUT_AT, 1)[1].split(".\n", 1)[0]
+                found["left_out"] = [unescape_attr(n) for n in names.split(", ")]
     if found:
+        found.setdefault("left_out", [])
         found["parts"] = sorted(found["parts"])
         # Parts arrive in whatever order their handlers finished: read them in part order.
         for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
@@ -433,7 +466,7 @@ def row_of(machine, run):
             "delivered": first["items"] if first else [], "parts": first["count"] if first else 0,
             "native": list(run.native), "refused": refused, "compactions": compactions,
             "redelivered": redelivered, "redelivered_by": via, "cause": cause,
-            "version": run.version, "notes": list(run.messages)}
+            "version": run.version, "notes": list(run.messages), "loaded_again": list(run.loaded_again)}
 
 
 def likely_cause(machine, run, verdict):
