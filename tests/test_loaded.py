@@ -113,3 +113,118 @@ def test_the_switch_in_a_rules_file(text, error):
     else:
         with pytest.raises(ParseError, match=error):
             parse_rules(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code's reader (harnesses/claude.py), through main() at SessionStart(compact)
+# ---------------------------------------------------------------------------------------------
+
+import os  # noqa: E402
+import time  # noqa: E402
+
+from conftest import agent_md, skill_md  # noqa: E402
+
+BASE = "Base directory for this skill: "
+
+
+def stamp(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(seconds))
+
+
+def loads(entries, when):
+    """Transcript lines for (how, name, text): a Skill tool call or a /command, each with its body entry."""
+    lines = []
+    for n, (how, name, text) in enumerate(entries):
+        uuid = "u%d" % n
+        if how == "tool":
+            lines.append({"type": "assistant", "uuid": uuid, "timestamp": stamp(when), "message": {
+                "role": "assistant", "content": [{"type": "tool_use", "id": "toolu_%d" % n, "name": "Skill",
+                                                  "input": {"skill": name}}]}})
+            lines.append({"type": "user", "isMeta": True, "sourceToolUseID": "toolu_%d" % n, "uuid": uuid + "b",
+                          "timestamp": stamp(when), "message": {"role": "user", "content": [
+                              {"type": "text", "text": text}]}})
+        else:
+            lines.append({"type": "user", "uuid": uuid, "timestamp": stamp(when), "message": {
+                "role": "user", "content": "<command-message>%s</command-message>\n<command-name>/%s</command-name>"
+                % (name, name)}})
+            lines.append({"type": "user", "isMeta": True, "parentUuid": uuid, "uuid": uuid + "b",
+                          "timestamp": stamp(when), "message": {"role": "user", "content": text}})
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def text_of(name, size=50):
+    return "%s/p/.claude/skills/%s\n\n%s-START %s %s-END\n" % (BASE, name, name, "y" * size, name)
+
+
+def given_back(results):
+    contexts = [r.context for r in results if r.context]
+    return rebuild(contexts).skills if contexts else {}
+
+
+LONG_AGO = 1e9  # 2001: before this test process started
+
+
+@pytest.mark.parametrize("case, entries, when, pid, files, agent, expected", [
+    # A process before this one loaded it (--resume): Claude Code re-attaches nothing, briefing all.
+    ("resumed", [("tool", "inv-a", text_of("inv-a")), ("command", "inv-b", text_of("inv-b"))], LONG_AGO, True, {},
+     None, ["inv-b", "inv-a"]),
+    # This very process loaded it: Claude Code re-attaches it itself, whole under 20,000 characters.
+    ("same process", [("tool", "inv-a", text_of("inv-a"))], None, True, {}, None, []),
+    ("same process, cut", [("tool", "inv-a", text_of("inv-a")), ("tool", "inv-big", text_of("inv-big", 25000))],
+     None, True, {}, None, ["inv-big"]),
+    # Characters as JavaScript counts them: outside the BMP, two each.
+    ("same process, cut in UTF-16", [("tool", "inv-e", text_of("inv-e", 0) + "\U0001F600" * 10000)], None, True, {},
+     None, ["inv-e"]),
+    # No process to ask (no /proc, no CLAUDE_PID): a second whole copy rather than none.
+    ("unknown process", [("tool", "inv-a", text_of("inv-a"))], None, False, {}, None, ["inv-a"]),
+    ("switched off", [("tool", "inv-a", text_of("inv-a"))], LONG_AGO, True,
+     {"project/.briefing/rules.json": json.dumps({"keep_loaded_skills": False})}, None, []),
+    ("switched off by the user", [("tool", "inv-a", text_of("inv-a"))], LONG_AGO, True,
+     {"home/.config/briefing/rules.json": json.dumps({"keep_loaded_skills": False})}, None, []),
+    ("the project's switch wins", [("tool", "inv-a", text_of("inv-a"))], LONG_AGO, True,
+     {"home/.config/briefing/rules.json": json.dumps({"keep_loaded_skills": False}),
+      "project/.briefing/rules.json": json.dumps({"keep_loaded_skills": True, "rules": []})}, None, ["inv-a"]),
+    # A subagent: its own transcript; what its briefing gives it is not given twice.
+    ("subagent", [("tool", "inv-a", text_of("inv-a")), ("tool", "style", text_of("style"))], LONG_AGO, True,
+     {"project/.claude/agents/rev.md": agent_md("rev", ["style"]),
+      "project/.claude/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n")}, "rev", ["inv-a"]),
+])
+def test_claude_code_gives_back_what_it_does_not_restore_whole(sandbox, case, entries, when, pid, files, agent,
+                                                                expected):
+    sb = sandbox(files)
+    transcript = sb.transcript("claude")
+    path = transcript[:-len(".jsonl")] + "/subagents/agent-a1.jsonl" if agent else transcript
+    sb.write({os.path.relpath(path, str(sb.root)): loads(entries, when or time.time() + 5)})
+    fields = {"source": "compact"}
+    if agent:
+        fields.update(agent_id="a1", agent_type=agent)
+    env = {"CLAUDE_PROJECT_DIR": str(sb.project), "CLAUDE_PID": str(os.getpid()) if pid else None}
+    results = sb.run_parts(sb.payload("SessionStart", **fields), env=env)
+    got = given_back([r for r in results if r.context and ("You loaded the skills" in r.context or
+                                                           "continues the skills you loaded" in r.context)])
+    assert list(got) == expected
+    for name in expected:
+        assert got[name] == dict((n, t) for _, n, t in entries)[name]
+    lines = [r.data.get("systemMessage", "") for r in results if r.data]
+    assert any("loaded skills again after compaction: %s" % expected[0] in l for l in lines) == bool(expected)
+    if agent:  # its own briefing comes first, whole, in the parts before
+        assert any(r.context and "STYLE BODY" in r.context for r in results)
+
+
+def test_claude_code_reads_only_its_own_transcripts(sandbox):
+    sb = sandbox({"project/elsewhere.jsonl": loads([("tool", "inv-a", text_of("inv-a"))], LONG_AGO)})
+    payload = sb.payload("SessionStart", source="compact", transcript_path=str(sb.project / "elsewhere.jsonl"))
+    assert not any(r.out.strip() for r in sb.run_parts(payload, env={"CLAUDE_PROJECT_DIR": str(sb.project)}))
+
+
+def test_the_doctor_shows_what_each_agent_would_get_back(sandbox):
+    from briefing.harnesses.claude import claude_slug
+    sb = sandbox()
+    folder = "home/.claude/projects/%s/" % claude_slug(str(sb.project))
+    sb.write({folder + "s.jsonl": loads([("tool", "inv-a", text_of("inv-a"))], LONG_AGO),
+              folder + "s/subagents/agent-a1.jsonl": "",
+              folder + "s/subagents/agent-a1.meta.json": json.dumps({"agentType": "rev"})})
+    out = sb.doctor("--loaded", "--harness", "claude", "--json", cwd=sb.project)
+    rows = json.loads(out.out)["loaded"]
+    assert [(r["who"].split(" ")[0], [b["name"] for b in r["back"]]) for r in rows] == [
+        ("session", ["inv-a"]), ("subagent", [])]

@@ -297,24 +297,33 @@ assert SID  # the main session's folder (test_compaction.EVENTS)
 def test_the_audit_tells_loaded_skills_from_a_briefing_in_one_context(sandbox):
     from conftest import hook_package
     hook_package()
-    from briefing.audit import framed
+    from briefing.audit import Run, framed, loaded_again
     sb = sandbox(COPILOT)
     sb.write({EVENTS: invoked("inv-main") + start() + complete() + own()})
     text = sb.run(copilot_call(sb), env=sb.copilot_env()).flat_context
     briefing = framed([text])
     assert [i["name"] for i in briefing["items"]] == ["alpha", "beta", "gamma"] and not briefing["abort"]
-    again = framed([text], loaded=True)
-    assert again["items"] == [{"name": "inv-main", "kind": "skill", "bytes": len(BODIES["inv-main"]),
-                               "parts": [1]}] and again["left_out"] == []
+    run = Run("copilot", SID, "reviewer")
+    run.deliver("PreToolUse", [text])
+    assert loaded_again(run) == [{"event": "PreToolUse", "left_out": [], "skills": [
+        {"name": "inv-main", "bytes": len(BODIES["inv-main"]), "parts": [1]}]}]
 
 
-def test_the_audit_reads_the_names_left_out(sandbox):
-    from conftest import hook_package
-    hook_package()
-    from briefing.audit import framed
-    from briefing.harnesses import HARNESSES
-    from briefing.loaded import Found, Loaded, redelivery
-    found = Found([Loaded("big", text="B" * 600000, order=1), Loaded("small", text="S\n", order=2)], briefed=set())
-    again = framed(redelivery(HARNESSES["codex"], None, found).parts(), loaded=True)
-    assert [i["name"] for i in again["items"]] == ["small"] and again["left_out"] == ["big"]
-    assert framed(redelivery(HARNESSES["codex"], None, found).parts()) is None
+def test_the_copilot_audit_infers_the_re_delivery_at_the_first_tool_call_after_the_compaction(sandbox):
+    """Copilot keeps no preToolUse output: the audit counts the skills back at the agent's first
+    preToolUse run after the compaction, with the recorded bodies' sizes, "(inferred)"."""
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: ev("session.start", {"copilotVersion": "1.0.102"}, None, 90)
+              + invoked("inv-main", agent=None, ago=80) + invoked("other", agent=None, ago=70)
+              + start(agent=None) + complete(agent=None) + tool(agent=None, ago=10) + tool(agent=None, ago=5),
+              "home/.copilot/session-state/%s/workspace.yaml" % SID: "cwd: %s\n" % sb.project})
+    report = json.loads(sb.doctor("--audit", "--json", "--since", "3650", env=sb.copilot_env()).out)
+    (row,) = [r for r in report["audit"] if r["loaded_again"]]
+    assert row["kind"] == "main" and row["loaded_again"] == [{"event": "PreToolUse (inferred)", "left_out": [],
+        "skills": [{"name": "other", "bytes": len(BODIES["other"]), "parts": [1]},
+                   {"name": "inv-main", "bytes": len(BODIES["inv-main"]), "parts": [1]}]}], row
+    off = sandbox(dict(COPILOT, **{"project/.briefing/rules.json": OFF}))
+    off.write({EVENTS: open(str(sb.path(EVENTS))).read(),
+               "home/.copilot/session-state/%s/workspace.yaml" % SID: "cwd: %s\n" % off.project})
+    report = json.loads(off.doctor("--audit", "--json", "--since", "3650", env=off.copilot_env()).out)
+    assert not [r for r in report["audit"] if r["loaded_again"]], report

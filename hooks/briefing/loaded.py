@@ -285,3 +285,53 @@ def output(harness, machine, payload, part, event, first_part=1, parts=PARTS):
     if index == 0:
         out["systemMessage"] = again.audit()
     return out
+
+
+def doctor_loaded(machine, harnesses, session, as_json, out):
+    """``briefing-doctor --loaded [SESSION]``: what each agent of a session would get back at its next
+    compaction (the harness's own rule for what it restores itself applies as in a new process: a
+    doctor runs in none). 0, or 1 when no session was found."""
+    import json
+    from .harnesses import HARNESSES
+    from .text import for_people
+    rows = []
+    for key in harnesses:
+        harness = HARNESSES[key]
+        if harness.loaded_payloads is None:
+            continue
+        on = enabled(machine, harness)
+        for who, payload in harness.loaded_payloads(machine, session):
+            found = harness.loaded_skills(machine, payload) if harness.loaded_skills else None
+            again = redelivery(harness, machine, found) if found and found.loaded else None
+            rows.append({"harness": key, "who": who, "enabled": on,
+                         "loaded": [{"name": l.name, "event": l.event, "bytes": _utf8_len(body_of(l) or "")}
+                                    for l in (found.loaded if found else [])],
+                         "back": [{"name": i.name, "bytes": i.size} for i in again.items] if again else [],
+                         "left_out": list(again.left_out) if again else [],
+                         "parts": len(again.parts()) if again else 0})
+    if as_json:
+        out.write(json.dumps({"version": 1, "loaded": rows}, indent=2) + "\n")
+        return 0 if rows else 1
+    if not rows:
+        out.write("briefing-doctor --loaded: no session found%s\n" % (
+            " with id %s" % for_people(session) if session else ""))
+        return 1
+    out.write("briefing-doctor --loaded: what each agent would get back at its next compaction, as in a "
+              "new process (--resume); what a harness brings back whole itself is never given twice "
+              "(docs/loaded-skills.md)\n")
+    for row in rows:
+        out.write(for_people("%s %s\n" % (HARNESSES[row["harness"]].label, row["who"])))
+        if not row["loaded"]:
+            out.write("    loaded no skill\n")
+            continue
+        out.write(for_people("    loaded: %s\n" % ", ".join("%s (%s, %.1f kB)" % (
+            l["name"], l["event"] or "?", l["bytes"] / 1000.0) for l in row["loaded"])))
+        if not row["enabled"]:
+            out.write("    gets nothing back: keep_loaded_skills is false in a rules file\n")
+        elif row["back"]:
+            out.write(for_people("    gets back at its next compaction, in %d part(s): %s%s\n" % (
+                row["parts"], ", ".join("%s %.1f kB" % (b["name"], b["bytes"] / 1000.0) for b in row["back"]),
+                "; left out for lack of room: %s" % ", ".join(row["left_out"]) if row["left_out"] else "")))
+        else:
+            out.write("    gets nothing back: its briefing already gives it every one of them\n")
+    return 0

@@ -116,7 +116,7 @@ def test_a_skill_the_session_read_is_back_whole_once_after_the_compaction(machin
     _, report = audit(codex.env(), codex.project)
     (row,) = [r for r in report["audit"] if r["loaded_again"]]
     assert row["kind"] == "main" and row["loaded_again"] == [{
-        "event": "SessionStart(compact)", "items": [{"name": "inv-main", "bytes": len(skill.body.encode())}],
+        "event": "SessionStart(compact)", "skills": [{"name": "inv-main", "bytes": len(skill.body.encode()), "parts": [1]}],
         "left_out": []}], row
 
 

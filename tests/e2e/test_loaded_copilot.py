@@ -117,7 +117,7 @@ def test_a_skill_the_main_session_loaded_is_back_whole_once(machine, checkout):
     _, report = audit(copilot.env(), copilot.project)
     (row,) = [r for r in report["audit"] if r["loaded_again"]]
     assert row["kind"] == "main" and row["loaded_again"] == [{
-        "event": "PreToolUse (inferred)", "items": [{"name": "inv-main", "bytes": len(skill.body.encode())}],
+        "event": "PreToolUse (inferred)", "skills": [{"name": "inv-main", "bytes": len(skill.body.encode()), "parts": [1]}],
         "left_out": []}], row
 
 
@@ -131,7 +131,7 @@ def test_a_skill_a_subagent_loaded_is_back_whole_once(machine, checkout):
     assert_back_once(copilot, skill, "reviewer", sub=True)
     _, report = audit(copilot.env(), copilot.project)
     (row,) = [r for r in report["audit"] if r["loaded_again"]]
-    assert row["agent"] == "reviewer" and [i["name"] for i in row["loaded_again"][0]["items"]] == ["inv-main"]
+    assert row["agent"] == "reviewer" and [i["name"] for i in row["loaded_again"][0]["skills"]] == ["inv-main"]
     for request in copilot.server.log:
         if not request.is_subagent and request.has_tools:
             assert loaded_texts(request) == []  # the main session loaded nothing

@@ -78,7 +78,6 @@ class Run(object):
         self.as_session = kind == "session"  # the main session runs as the agent (briefed at SessionStart)
         self.timeline, self.native, self.refused, self.declared = [], [], None, None
         self.hook_errors, self.messages, self.version, self.file = [], [], None, None
-        self.loaded_again = []  # (event, texts or items): loaded skills given back (issue 45)
 
     def deliver(self, event, texts):
         self.timeline.append(("deliver", event, [t for t in texts if isinstance(t, str)]))
@@ -89,19 +88,6 @@ class Run(object):
 
     def compact(self):
         self.timeline.append(("compact", None, None))
-
-    def reload(self, event, texts=None, items=None):
-        """Skills the agent loaded, given back after a compaction (issue 45, loaded.py): the framing's
-        ``texts`` as recorded, or, where the records hold no copy, ``items`` [(name, bytes)] as the
-        reader infers them (then ``event`` says so)."""
-        if texts is not None:
-            frame = framed([t for t in texts if isinstance(t, str)], loaded=True)
-            items = [(i["name"], i["bytes"]) for i in frame["items"]] if frame else []
-            left = frame["left_out"] if frame else []
-        else:
-            left = []
-        self.loaded_again.append({"event": event, "items": [{"name": n, "bytes": b} for n, b in items or ()],
-                                  "left_out": left})
 
     def infer(self, event, items=()):
         """A delivery the harness does not record, inferred by the reader from what it does record
@@ -280,19 +266,11 @@ def unescape_attr(value):
     return value.replace("&amp;", "&")
 
 
-# How the framing of loaded skills given back after a compaction opens (loaded.LOADED_HEADER), and
-# where its header names the ones left out (loaded.LEFT_OUT_NOTE).
-LOADED_OPENING = "You loaded the skills below earlier in this session"
-LEFT_OUT_AT = "load them again yourself if you still need them: "
-
-
-def framed(texts, loaded=False):
+def framed(texts):
     """What the ``<briefing …>`` elements in ``texts`` carry: {"agent", "abort", "parts", "items"}.
 
     ``items``: [{"name", "kind", "bytes", "parts"}] in order, fragments summed; ``parts``: the
     part numbers seen, and how many the briefing has. None when no text holds one.
-    ``loaded``: read the loaded skills given back instead (issue 45), with ``left_out`` names;
-    either kind passes over the other's elements.
     """
     import re
     opening = re.compile(r'<briefing agent="([^"]*)"(?: part="(\d+)/(\d+)")?(?: seal="([0-9a-f]+)")?'
@@ -305,37 +283,70 @@ def framed(texts, loaded=False):
             if match is None:
                 at = text.find("<briefing agent=", at + 1)
                 continue
+            if is_loaded_frame(text, match.end()):  # skills the agent loaded, given back: not its briefing
+                at = text.find("<briefing agent=", match.end())
+                continue
             found = found or {"agent": unescape_attr(match.group(1)), "abort": False, "parts": set(),
                               "count": 0, "items": []}
             seal = match.group(4)
             if seal is None:  # the abort instruction: no seal, no items
-                if not loaded:
-                    found["abort"] = True
-                elif not found["parts"]:
-                    found = None
+                found["abort"] = True
                 at = text.find("<briefing agent=", match.end())
-                continue
-            end = text.find('</briefing seal="%s">' % seal, match.end())
-            end = len(text) if end < 0 else end
-            at = text.find("<briefing agent=", end)
-            if text.startswith(LOADED_OPENING, match.end() + 1) != loaded:
-                if not found["parts"] and not found["abort"]:
-                    found = None  # only the other kind's so far
                 continue
             part = int(match.group(2) or 1)
             found["parts"].add(part)
             found["count"] = max(found["count"], int(match.group(3) or 1))
+            end = text.find('</briefing seal="%s">' % seal, match.end())
+            end = len(text) if end < 0 else end
             pieces.append((part, text, match.end(), end, seal))
-            if loaded and LEFT_OUT_AT in text[match.end():end].split("\n<skill ", 1)[0]:
-                names = text[match.end():end].split(LEFT_OUT_AT, 1)[1].split(".\n", 1)[0]
-                found["left_out"] = [unescape_attr(n) for n in names.split(", ")]
+            at = text.find("<briefing agent=", end)
     if found:
-        found.setdefault("left_out", [])
         found["parts"] = sorted(found["parts"])
         # Parts arrive in whatever order their handlers finished: read them in part order.
         for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
             items_of(text, start, end, seal, part, found["items"])
     return found
+
+
+def is_loaded_frame(text, at):
+    """Whether the part opened just before ``at`` gives back skills the agent loaded (loaded.py)."""
+    from ..loaded import LOADED_CONTINUATION, LOADED_HEADER
+    at += text.startswith("\n", at)
+    return text.startswith(LOADED_HEADER[:48], at) or text.startswith(LOADED_CONTINUATION[:48], at)
+
+
+def loaded_again(run):
+    """[{"event", "skills": [{"name", "bytes", "parts"}], "left_out": [names]}]: each time the run got
+    back skills it had loaded (issue 45), read off the framing as a briefing's is, never its text."""
+    import re
+    from ..loaded import LEFT_OUT_NOTE
+    opening = re.compile(r'<briefing agent="[^"]*" part="(\d+)/\d+" seal="([0-9a-f]+)">\n')
+    note = LEFT_OUT_NOTE.split("{names}")[0]
+    out = []
+    for kind, event, texts in run.timeline:
+        if kind == "reload":  # inferred by the reader where the records hold no copy (Copilot CLI)
+            out.append(dict(texts, event=event))
+            continue
+        if kind != "deliver" or isinstance(texts, dict):
+            continue
+        skills, left_out, pieces = [], [], []
+        for text in texts:
+            for match in opening.finditer(text):
+                if not is_loaded_frame(text, match.end()):
+                    continue
+                seal = match.group(2)
+                end = text.find('</briefing seal="%s">' % seal, match.end())
+                pieces.append((int(match.group(1)), text, match.end(), len(text) if end < 0 else end, seal))
+                at = text.find(note, match.end(), text.find("<skill ", match.end()))
+                if at >= 0:
+                    names = text[at + len(note):text.find(".\n", at)]
+                    left_out += [unescape_attr(n) for n in names.split(", ") if n]
+        for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
+            items_of(text, start, end, seal, part, skills)
+        if skills:
+            out.append({"event": event, "skills": [{"name": i["name"], "bytes": i["bytes"], "parts": i["parts"]}
+                                                   for i in skills], "left_out": left_out})
+    return out
 
 
 def items_of(text, start, end, seal, part, items):
@@ -371,6 +382,8 @@ def tally(run):
     """(first delivery's framing, refusal or None, compactions, re-deliveries, the events that re-delivered)."""
     first, refused, compactions, redelivered, via, pending = None, run.refused, 0, 0, [], False
     for kind, event, texts in run.timeline:
+        if kind == "reload":  # loaded skills given back (loaded_again), no briefing
+            continue
         if kind == "infer":  # no text to read back: the reader names what it carried
             first = first or {"agent": run.agent, "abort": False, "parts": [1], "count": 1, "items": texts}
             if pending:
@@ -466,7 +479,8 @@ def row_of(machine, run):
             "delivered": first["items"] if first else [], "parts": first["count"] if first else 0,
             "native": list(run.native), "refused": refused, "compactions": compactions,
             "redelivered": redelivered, "redelivered_by": via, "cause": cause,
-            "version": run.version, "notes": list(run.messages), "loaded_again": list(run.loaded_again)}
+            "loaded_again": loaded_again(run),
+            "version": run.version, "notes": list(run.messages)}
 
 
 def likely_cause(machine, run, verdict):

@@ -186,7 +186,9 @@ class LoadedAgain(object):
                                                  kind="main")
                 run.file, run.version, run.seen_message = self.session.path, version, True
                 self.runs.append(run)
-            run.reload("PreToolUse (inferred)", items=latest)  # most recent first, as delivered
+            # Most recent first, as delivered; audit.loaded_again reports it.
+            run.timeline.append(("reload", "PreToolUse (inferred)", {
+                "skills": [{"name": n, "bytes": b, "parts": [1]} for n, b in latest], "left_out": []}))
 
 
 def run_briefing(run):

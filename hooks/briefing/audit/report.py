@@ -56,7 +56,7 @@ def print_text(rows, summary, log, out, since_days, labels):
                 " (by %s)" % ", ".join(row["redelivered_by"]) if row["redelivered_by"] else ""))
         for again in row.get("loaded_again") or ():
             say("    loaded skills given back after a compaction (%s): %s%s" % (
-                again["event"], ", ".join("%s %s" % (i["name"], kilobytes(i)) for i in again["items"]) or "none",
+                again["event"], ", ".join("%s %.1f kB" % (i["name"], i["bytes"] / 1000.0) for i in again["skills"]),
                 "; left out for lack of room: %s" % ", ".join(again["left_out"]) if again["left_out"] else ""))
         if row["cause"]:
             say("    likely cause: %s" % row["cause"])

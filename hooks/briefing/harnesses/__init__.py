@@ -114,6 +114,9 @@ class Harness(Record):
                     it worked, as the harness's records show them, when this payload is the moment to
                     give them back after a compaction; or None (docs/loaded-skills.md). None as the
                     field (default): the harness keeps them itself, or no hook can.
+    loaded_payloads (machine, session id or None) -> [(who, payload)]: one payload per agent of that
+                    session (None: the newest) for ``loaded_skills``, as at its next compaction; the
+                    doctor's ``--loaded`` shows what each would get back
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
@@ -125,7 +128,8 @@ class Harness(Record):
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,
-                  shows_path=lambda machine, path: None, loaded_skills=None)
+                  shows_path=lambda machine, path: None, loaded_skills=None,
+                  loaded_payloads=None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):
