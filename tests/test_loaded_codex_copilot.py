@@ -327,3 +327,47 @@ def test_the_copilot_audit_infers_the_re_delivery_at_the_first_tool_call_after_t
                "home/.copilot/session-state/%s/workspace.yaml" % SID: "cwd: %s\n" % off.project})
     report = json.loads(off.doctor("--audit", "--json", "--since", "3650", env=off.copilot_env()).out)
     assert not [r for r in report["audit"] if r["loaded_again"]], report
+
+
+# --------------------------------------------------------------------------------------------
+# briefing-doctor --loaded: what each agent would get back at its next compaction
+# --------------------------------------------------------------------------------------------
+
+def test_doctor_loaded_shows_what_the_codex_main_thread_would_get_back(sandbox):
+    sb = sandbox(codex_files())
+    sb.write({ROLLOUT: jl({"timestamp": "2026-12-06T01:08:59.439Z", "type": "session_meta", "payload": {
+        "id": MAIN, "session_id": MAIN, "cwd": str(sb.project), "cli_version": "0.169.0",
+        "timestamp": "2026-12-06T01:08:59.373Z"}}) + read("cat .agents/skills/inv-main/SKILL.md", 9)
+        + read("cat README.md", 13)})
+    result = sb.doctor("--loaded", "--harness", "codex", "--json", env={"CODEX_HOME": str(sb.codex_home)})
+    (row,) = json.loads(result.out)["loaded"]
+    assert row["who"] == "session %s (main thread)" % MAIN
+    assert [(b["name"], b["bytes"]) for b in row["back"]] == [("inv-main", len(BODIES["inv-main"]))], row
+
+
+def test_doctor_loaded_shows_what_copilot_agents_would_get_back(sandbox):
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: ev("session.start", {"copilotVersion": "1.0.102"}, None, 90)
+              + invoked("inv-main", agent=None, ago=80)
+              + ev("subagent.started", {"agentName": "reviewer"}, AID, 70)
+              + invoked("alpha", ago=60) + invoked("other", ago=50),
+              "home/.copilot/session-state/%s/workspace.yaml" % SID: "cwd: %s\n" % sb.project})
+    result = sb.doctor("--loaded", "--harness", "copilot", "--json", env=sb.copilot_env())
+    rows = {r["who"]: r for r in json.loads(result.out)["loaded"]}
+    main = rows["session %s (main session)" % SID]
+    assert [b["name"] for b in main["back"]] == ["inv-main"]
+    sub = rows["subagent reviewer #%s" % AID]
+    # alpha is declared: its briefing gives it; only what it loaded besides comes back.
+    assert [l["name"] for l in sub["loaded"]] == ["alpha", "other"] and [b["name"] for b in sub["back"]] == ["other"]
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot"])
+def test_hostile_payload_fields_never_crash_the_hook(sandbox, harness):
+    sb = sandbox(codex_files() if harness == "codex" else COPILOT)
+    for value in ({"x": 1}, [1, 2], 7, None, "../../etc/passwd", "\u0000"):
+        if harness == "codex":
+            payload = compact_start(sb, transcript_path=value, session_id=value)
+            sb.run(payload)
+        else:
+            for name in ("agent_id", "session_id", "parent_agent_id", "tool_name", "timestamp"):
+                sb.run(copilot_call(sb, name=None, **{name: value}), env=sb.copilot_env())

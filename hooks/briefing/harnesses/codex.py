@@ -656,7 +656,23 @@ def codex_loaded(machine, payload):
     if payload.get("hook_event_name") != "SessionStart" or payload.get("source") != "compact" \
             or payload.get("agent_id"):
         return None
-    return machine.memo(("codex loaded",), lambda: codex_loaded_found(machine, payload))
+    key = ("codex loaded", repr(payload.get("transcript_path")), repr(payload.get("session_id")))  # per thread
+    return machine.memo(key, lambda: codex_loaded_found(machine, payload))
+
+
+def codex_loaded_payloads(machine, session):
+    """[(who, payload)] the doctor's ``--loaded`` asks ``codex_loaded`` with: the main thread of
+    session ``session`` (None: the newest of this project), as at its next compaction."""
+    from ..audit.codex import sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    out = []
+    for one in found:
+        for path, meta in one.extra:
+            if not meta.get("parent_thread_id") and isinstance(meta.get("id"), str):
+                out.append(("session %s (main thread)" % meta["id"], {
+                    "hook_event_name": "SessionStart", "source": "compact", "session_id": meta["id"],
+                    "transcript_path": path, "next_compaction": True}))
+    return out
 
 
 def codex_loaded_found(machine, payload):
@@ -681,10 +697,13 @@ def codex_loaded_skills(machine, payload):
     tail = read_tail(path, CODEX_LOADED_TAIL) if path else None
     if not tail:
         return []
-    at = tail.rfind(b'"type":"compacted"')
-    if at < 0:
-        return []
-    at = tail.rfind(b"\n", 0, at) + 1
+    if payload.get("next_compaction") is True:  # the doctor's --loaded: as if it compacted now
+        at = len(tail)
+    else:
+        at = tail.rfind(b'"type":"compacted"')
+        if at < 0:
+            return []
+        at = tail.rfind(b"\n", 0, at) + 1
     held = set()
     for _, line in json_lines_with(tail, b'"type":"compacted"', at):
         kept = (line.get("payload") or {}).get("replacement_history") if line.get("type") == "compacted" else None
@@ -898,7 +917,7 @@ HARNESS = Harness(
     agent_names=codex_role_names,
     compacted=codex_compacted,
     loads_file=codex_loads_file,
-    loaded_skills=codex_loaded,
+    loaded_skills=codex_loaded, loaded_payloads=codex_loaded_payloads,
     redelivery="at spawn (SubagentStart), and again after every compaction of the agent: at its next "
                "tool call (PostToolUse) or its next turn (UserPromptSubmit), whichever comes first, "
                "as its rollout shows")

@@ -496,7 +496,8 @@ def copilot_loaded(machine, payload):
     subagent and the main session alike; else None. Not on the task tool's calls (the guard's)."""
     if payload.get("tool_name") in COPILOT_SPAWN_NAMES or copilot_event_of(payload) != "PreToolUse":
         return None
-    return machine.memo(("copilot loaded",), lambda: copilot_loaded_found(machine, payload))
+    key = ("copilot loaded", copilot_events(machine, payload), repr(payload.get("agent_id")))  # one per agent
+    return machine.memo(key, lambda: copilot_loaded_found(machine, payload))
 
 
 def copilot_event_of(payload):
@@ -504,8 +505,28 @@ def copilot_event_of(payload):
     return event if isinstance(event, str) else None
 
 
+def copilot_loaded_payloads(machine, session):
+    """[(who, payload)] the doctor's ``--loaded`` asks ``copilot_loaded`` with: the main session of
+    session ``session`` (None: the newest of this project) and each of its subagents, as at their
+    next compaction."""
+    from ..audit.copilot import sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    out = []
+    for one in found:
+        base = {"hook_event_name": "PreToolUse", "tool_name": "bash", "tool_input": {}, "next_compaction": True}
+        out.append(("session %s (main session)" % one.id, dict(base, session_id=one.id)))
+        tail = read_tail(one.path, COPILOT_LOADED_TAIL) or b""
+        for _, event in json_lines_with(tail, b'"type":"subagent.started"'):
+            data, agent_id = event.get("data"), event.get("agentId")
+            name = data.get("agentName") if isinstance(data, dict) else None
+            if event.get("type") == "subagent.started" and isinstance(agent_id, str) and isinstance(name, str):
+                out.append(("subagent %s #%s" % (name, agent_id), dict(
+                    base, session_id=agent_id, agent_id=agent_id, agent_type=name, parent_agent_id=one.id)))
+    return out
+
+
 def copilot_loaded_found(machine, payload):
-    if not copilot_compacted(machine, payload, None):
+    if payload.get("next_compaction") is not True and not copilot_compacted(machine, payload, None):
         return None
     loads = copilot_loaded_skills(machine, payload)
     if not loads:
@@ -531,6 +552,8 @@ def copilot_loaded_skills(machine, payload):
                 and isinstance(data, dict) and data.get("success") is True
                 and data.get("outcome", "applied") == "applied"):
             done = at
+    if payload.get("next_compaction") is True:  # the doctor's --loaded: as if it compacted now
+        done = len(tail)
     if done is None:
         return []
     latest = {}
@@ -610,7 +633,7 @@ HARNESS = Harness(
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],
     compacted=copilot_compacted, session_agent=copilot_session_agent,
     loads_file=copilot_loads_file,
-    loaded_skills=copilot_loaded,
+    loaded_skills=copilot_loaded, loaded_payloads=copilot_loaded_payloads,
     redelivery="at spawn (subagentStart; a `copilot --agent` session at sessionStart), and again after "
                "every compaction of the agent, at its next tool call (PreToolUse), as the session's "
                "events.jsonl shows")
