@@ -371,3 +371,79 @@ def test_hostile_payload_fields_never_crash_the_hook(sandbox, harness):
         else:
             for name in ("agent_id", "session_id", "parent_agent_id", "tool_name", "timestamp"):
                 sb.run(copilot_call(sb, name=None, **{name: value}), env=sb.copilot_env())
+
+
+# --------------------------------------------------------------------------------------------
+# Codex subagents: no SessionStart into a compacted child; its first tool call or turn after it
+# --------------------------------------------------------------------------------------------
+
+CHILD = "home/.codex/sessions/2026/12/06/rollout-2026-12-06T01-09-00-%s.jsonl" % AID
+AGAIN_TEXT = "<briefing agent=\"plain\" part=\"1/1\" seal=\"0\">\nYou loaded the skills below earlier in this session"
+
+
+def developer_msg(text, n=45):
+    return jl({"timestamp": "t", "ordinal": n, "type": "response_item", "payload": {
+        "type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}})
+
+
+def child_call(sb, event="PostToolUse", name="plain"):
+    fields = dict(transcript_path=str(sb.path(CHILD)), agent_id=AID, agent_type=name, session_id=MAIN)
+    if event == "PostToolUse":
+        fields.update(tool_name="Bash", tool_input={"command": "ls"}, tool_response="x", tool_use_id="c")
+    else:
+        fields.update(prompt="Now finish.")
+    return sb.payload(event, "codex", **fields)
+
+
+CHILD_ROWS = [
+    ("its first tool call after the compaction", "PostToolUse",
+     lambda sb: read("cat .agents/skills/inv-main/SKILL.md", 9) + compacted() + read("echo 1", 40), {"inv-main"}),
+    ("its next turn after the compaction", "UserPromptSubmit",
+     lambda sb: read("cat .agents/skills/inv-main/SKILL.md", 9) + compacted(), {"inv-main"}),
+    ("given back since", "PostToolUse", lambda sb: read("cat .agents/skills/inv-main/SKILL.md", 9) + compacted()
+     + read("echo 1", 40) + developer_msg(AGAIN_TEXT) + read("echo 2", 50), None),
+    ("a later tool call (the first one found nothing to give back)", "PostToolUse",
+     lambda sb: compacted() + read("echo 1", 40) + read("echo 2", 50), None),
+    ("a tool output quoting the header is no re-delivery", "PostToolUse",
+     lambda sb: read("cat .agents/skills/inv-main/SKILL.md", 9) + compacted() + read("echo x", 40, output=AGAIN_TEXT),
+     {"inv-main"}),
+    ("no compaction", "PostToolUse", lambda sb: read("cat .agents/skills/inv-main/SKILL.md", 9) + read("echo 1", 40),
+     None),
+]
+
+
+@pytest.mark.parametrize("row, event, records, back", CHILD_ROWS, ids=[r[0] for r in CHILD_ROWS])
+def test_codex_subagent(sandbox, row, event, records, back):
+    sb = sandbox(codex_files(**{"project/.codex/agents/plain.toml": 'name = "plain"\ndescription = "p"\n'
+                                                                    'developer_instructions = "P."\n'}))
+    sb.write({CHILD: meta() + records(sb)})
+    result = sb.run(child_call(sb, event))
+    if back is None:
+        assert result.out == "", result
+        return
+    assert result.data["hookSpecificOutput"]["hookEventName"] == event
+    got = rebuild([result.context])
+    assert got.agent == "plain" and got.skills == {n: BODIES[n] for n in back}
+
+
+def test_codex_subagent_briefing_and_loaded_skills_in_one_context(sandbox):
+    """A declaring child: its briefing (alpha) and what it loaded besides (inv-main; alpha it also
+    read is the briefing's) in one PostToolUse context, the briefing first."""
+    from test_compaction import CODEX
+    sb = sandbox(dict(CODEX, **codex_files()))
+    sb.write({CHILD: meta() + read("cat .codex/skills/alpha/SKILL.md", 5) + read("cat .agents/skills/inv-main/SKILL.md", 9)
+              + compacted() + read("echo 1", 40)})
+    result = sb.run(child_call(sb, name="reviewer"))
+    text = result.context
+    assert text.startswith('<briefing agent="reviewer" part="1/1"')
+    briefing, _, loaded = text.partition('\n\n<briefing agent="reviewer"')
+    assert set(rebuild([briefing]).skills) == {"alpha", "beta"}
+    assert set(rebuild(['<briefing agent="reviewer"' + loaded]).skills) == {"inv-main"}
+
+
+def test_the_codex_mark_is_how_the_loaded_header_begins():
+    from conftest import hook_package
+    hook_package()
+    from briefing.harnesses.codex import CODEX_LOADED_MARK
+    from briefing.loaded import LOADED_HEADER
+    assert LOADED_HEADER.encode("utf-8").startswith(CODEX_LOADED_MARK)

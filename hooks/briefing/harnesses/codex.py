@@ -648,16 +648,48 @@ CODEX_SKILL_MESSAGE = "<skill>\n<name>"
 
 
 def codex_loaded(machine, payload):
-    """``Harness.loaded_skills`` for Codex: a loaded.Found at the SessionStart(compact) of a thread
-    (the main session, a resumed one too: Codex appends to the same rollout), else None.
+    """``Harness.loaded_skills`` for Codex: a loaded.Found at the moment a compacted thread's loaded
+    skills come back, else None.
 
-    A subagent's compaction sends no SessionStart (facts/compaction.md) and is not covered yet.
+    The main thread: its SessionStart(compact) (a resumed session too: Codex appends to the same
+    rollout). A subagent: Codex sends it no SessionStart (facts/compaction.md), so its first
+    PostToolUse or UserPromptSubmit after the compaction, as for its briefing (``codex_compacted``),
+    and joined to it (handlers.with_loaded).
     """
-    if payload.get("hook_event_name") != "SessionStart" or payload.get("source") != "compact" \
-            or payload.get("agent_id"):
+    event = payload.get("hook_event_name")
+    if event == "SessionStart":
+        if payload.get("source") != "compact" or payload.get("agent_id"):
+            return None
+    elif event not in CODEX_AGAIN_EVENTS or not payload.get("agent_id") or not codex_loaded_due(machine, payload):
         return None
-    key = ("codex loaded", repr(payload.get("transcript_path")), repr(payload.get("session_id")))  # per thread
+    key = ("codex loaded", repr(payload.get("transcript_path")), repr(payload.get("session_id")),
+           repr(payload.get("agent_id")))  # one per thread
     return machine.memo(key, lambda: codex_loaded_found(machine, payload))
+
+
+# How loaded.LOADED_HEADER begins (a test holds them together): spelled here so that a compacted
+# child's tool calls, which run this check, do not import loaded.py.
+CODEX_LOADED_MARK = b"You loaded the skills below earlier in this session"
+
+
+def codex_loaded_due(machine, payload):
+    """Whether a subagent's tool call or turn is its first since its last compaction: the rollout's
+    end holds a compaction, no loaded skills given back after it, and no earlier tool call after it
+    (this PostToolUse's own call is there already), so a child that loaded nothing is asked once."""
+    path = codex_rollout(machine, payload)
+    tail = read_tail(path, CODEX_TAIL) if path else None
+    if not tail:
+        return False
+    at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)
+    if at < 0:
+        return False
+    for _, line in json_lines_with(tail, CODEX_LOADED_MARK, at):
+        item = line.get("payload")
+        if line.get("type") == "response_item" and isinstance(item, dict) and item.get("role") == "developer":
+            return False  # given back since, as a hook context
+    calls = sum(1 for _, line in json_lines_with(tail, b'"type":"function_call"', at)
+                if (line.get("payload") or {}).get("type") == "function_call")
+    return calls <= (1 if payload.get("hook_event_name") == "PostToolUse" else 0)
 
 
 def codex_loaded_payloads(machine, session):
@@ -680,8 +712,11 @@ def codex_loaded_found(machine, payload):
     if not loads:
         return None
     from ..loaded import Found, Loaded  # only once something was loaded
+    agent = payload.get("agent_type") if payload.get("agent_id") else None
+    agent = agent if isinstance(agent, str) and agent else None
+    # The main thread is briefed by nothing; a role's declared skills its briefing gives back.
     return Found([Loaded(skill.name, text=skill.body, path=skill.path, order=order, event=how)
-                  for order, skill, how in loads], agent=None, briefed=set())
+                  for order, skill, how in loads], agent=agent, briefed=None if agent else set())
 
 
 def codex_loaded_skills(machine, payload):
