@@ -205,36 +205,18 @@ def test_the_switch_turns_it_off(machine):
 
 def test_a_skill_a_subagent_read_is_back_whole_once_at_its_next_tool_call(machine):
     from test_codex import role_toml
-    from test_compaction_codex import phases as child_phases
-    from fakes import spawn_agent, wait_agent
+    from test_compaction_codex import child_script, phases as child_phases
     skill = Skill("inv-main", size=3000)
-    counter = Counter()
+    rest, first = child_script(skill.markers, calls=3, compact_at=1), Counter()
 
-    def script(r):
-        if r.is_subagent:
-            if is_codex_summarizer(r):
-                return "SUMMARY: the agent ran its first shell calls."
-            n = counter.next("child")
-            if n == 1:
-                return [shell("cat .agents/skills/inv-main/SKILL.md")]
-            if n <= 4:
-                if n == 2:
-                    r.usage = BIG
-                return [shell("echo call-%d" % n)]
-            return "Report: done."
-        made = [c.get("name") for c in r.calls()]
-        if not made:
-            return [spawn_agent("plain", message="Do the e2e task and report.")]
-        child = json.loads(r.outputs()[r.calls()[0]["call_id"]])["agent_id"]
-        last = r.calls()[-1]
-        done = '"completed"' in (r.outputs().get(last["call_id"]) or "")
-        if last.get("name") == "spawn_agent" or (not done and made.count("wait_agent") < 8):
-            return [wait_agent([child], timeout_ms=60000)]
-        return "All done."
+    def script(r):  # test_compaction_codex's child, which reads the skill first
+        if r.is_subagent and not is_codex_summarizer(r) and first.next("child") == 1:
+            return [shell("cat .agents/skills/inv-main/SKILL.md")]
+        return rest(r)
 
     codex = machine(script)
     codex.write({"project/.agents/skills/inv-main/SKILL.md": skill.md(),
-                 "project/.codex/agents/plain.toml": role_toml("plain")})
+                 "project/.codex/agents/reviewer.toml": role_toml("reviewer")})
     ok(codex.run("Delegate the work.", timeout=150))
     before, _, after = child_phases(codex.server)
     assert any(exactly_once(r, skill.markers) for r in before)
@@ -244,6 +226,6 @@ def test_a_skill_a_subagent_read_is_back_whole_once_at_its_next_tool_call(machin
         assert exactly_once(request, skill.markers), [request.all_text.count(m) for m in skill.markers]
         (text,) = loaded_texts(request)
         got = rebuild([text])
-        assert got.agent == "plain" and got.skills == {"inv-main": skill.body}
+        assert got.agent == "reviewer" and got.skills == {"inv-main": skill.body}
     for request in codex.server.main_requests():
         assert none_of(request, skill.markers)
