@@ -229,3 +229,8 @@ def test_a_skill_a_subagent_read_is_back_whole_once_at_its_next_tool_call(machin
         assert got.agent == "reviewer" and got.skills == {"inv-main": skill.body}
     for request in codex.server.main_requests():
         assert none_of(request, skill.markers)
+    _, report = audit(codex.env(), codex.project)
+    (row,) = [r for r in report["audit"] if r["loaded_again"]]
+    assert row["agent"] == "reviewer" and row["verdict"] == "no-declaration", row
+    assert row["loaded_again"] == [{"event": "PostToolUse", "left_out": [], "skills": [
+        {"name": "inv-main", "bytes": len(skill.body.encode()), "parts": [1]}]}], row
