@@ -28,6 +28,7 @@ from fakes import _collect_strings, bash, block_text, briefing_parts, spawn, too
 from framing import rebuild
 from kit import Skill
 from runners import REPO, Claude, _kill_group
+from test_agent_sdk import briefing_site, sdk_python  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -318,3 +319,30 @@ def test_controls_nothing_comes_back(machine, case):
     assert request.all_text.count(main.end) <= 1
     if case != "read a file":
         assert main.end not in request.all_text
+
+
+def test_a_skill_the_user_ran_as_a_command_comes_back_after_resume(machine):
+    claude = machine()
+    main = Skill("inv-main")
+    install(claude, main)
+    first = converse(claude, ["/inv-main"])
+    assert any(main.start in r.all_text for r in claude.server.log), "the /inv-main command loaded nothing"
+    second = converse(claude, ["/compact", "go on"], "--resume", first.session_id)
+    request = after_compaction(claude.server)
+    assert whole_once(request, main) and whole_given_back(request, main)
+    assert any("loaded skills again after compaction: inv-main" in m and "loaded by /inv-main" in m
+               for m in second.hook_messages())
+
+
+def test_agent_sdk_resume_then_auto_compaction_gives_the_skill_back(sdk_python, briefing_site, tmp_path, serve):
+    """The Claude Agent SDK (its own Claude Code, 2.1.332): a query, then one that resumes it and compacts."""
+    from test_agent_sdk import SdkRun
+    run = SdkRun(tmp_path, serve(UsageAnthropic, script_for()), sdk_python, briefing_site)
+    main = Skill("inv-main")
+    run.write({"project/.claude/skills/inv-main/SKILL.md": main.md()})
+    first = run.run({"prompt": "LOAD=inv-main", "with_briefing": {}, "setting_sources": ["project"]})
+    session = [m["data"]["session_id"] for m in first["messages"] if m["class"] == "ResultMessage"][0]
+    run.run({"prompt": "AUTO-COMPACT-NOW", "with_briefing": {}, "setting_sources": ["project"],
+             "extra_args": {"resume": session}})
+    request = after_compaction(run.server)
+    assert whole_once(request, main) and whole_given_back(request, main)
