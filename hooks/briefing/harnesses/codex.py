@@ -602,12 +602,18 @@ def codex_rollout(machine, payload, thread=None):
     return real if is_inside(real, sessions) and real != sessions else None
 
 
+def codex_tail(machine, path):
+    """The rollout's last CODEX_TAIL bytes, read once per hook run (the briefing's check and the
+    loaded skills' both ask), or None."""
+    return machine.memo(("codex tail", path), lambda: read_tail(path, CODEX_TAIL))
+
+
 def codex_compacted(machine, payload, name):
     """Whether the agent's rollout shows a compaction after the last delivery of its briefing."""
     path = codex_rollout(machine, payload)
     if path is None:
         return False
-    tail = read_tail(path, CODEX_TAIL)
+    tail = codex_tail(machine, path)
     if tail is None:
         return False
     at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)
@@ -677,7 +683,7 @@ def codex_loaded_due(machine, payload):
     end holds a compaction, no loaded skills given back after it, and no earlier tool call after it
     (this PostToolUse's own call is there already), so a child that loaded nothing is asked once."""
     path = codex_rollout(machine, payload)
-    tail = read_tail(path, CODEX_TAIL) if path else None
+    tail = codex_tail(machine, path) if path else None
     if not tail:
         return False
     at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)

@@ -440,7 +440,8 @@ def copilot_compacted(machine, payload, name):
     path = copilot_events(machine, payload)
     if path is None:
         return False
-    tail = read_tail(path, COPILOT_TAIL)
+    # Read once per hook run: the briefing's check and the loaded skills' (copilot_loaded) both ask.
+    tail = machine.memo(("copilot tail", path), lambda: read_tail(path, COPILOT_TAIL))
     if tail is None:
         return False
     agent_id = payload.get("agent_id") or None
