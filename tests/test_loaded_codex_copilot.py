@@ -348,14 +348,15 @@ def test_doctor_loaded_shows_what_the_codex_main_thread_would_get_back(sandbox):
 def test_doctor_loaded_shows_what_copilot_agents_would_get_back(sandbox):
     sb = sandbox(COPILOT)
     sb.write({EVENTS: ev("session.start", {"copilotVersion": "1.0.102"}, None, 90)
-              + invoked("inv-main", agent=None, ago=80)
+              + invoked("other", agent=None, ago=85) + invoked("inv-main", agent=None, ago=80)
               + ev("subagent.started", {"agentName": "reviewer"}, AID, 70)
               + invoked("alpha", ago=60) + invoked("other", ago=50),
               "home/.copilot/session-state/%s/workspace.yaml" % SID: "cwd: %s\n" % sb.project})
     result = sb.doctor("--loaded", "--harness", "copilot", "--json", env=sb.copilot_env())
     rows = {r["who"]: r for r in json.loads(result.out)["loaded"]}
     main = rows["session %s (main session)" % SID]
-    assert [b["name"] for b in main["back"]] == ["inv-main"]
+    # As in a new process (--resume): Copilot brings the most recent one back itself.
+    assert [l["name"] for l in main["loaded"]] == ["other", "inv-main"] and [b["name"] for b in main["back"]] == ["other"]
     sub = rows["subagent reviewer #%s" % AID]
     # alpha is declared: its briefing gives it; only what it loaded besides comes back.
     assert [l["name"] for l in sub["loaded"]] == ["alpha", "other"] and [b["name"] for b in sub["back"]] == ["other"]
@@ -447,3 +448,34 @@ def test_the_codex_mark_is_how_the_loaded_header_begins():
     from briefing.harnesses.codex import CODEX_LOADED_MARK
     from briefing.loaded import LOADED_HEADER
     assert LOADED_HEADER.encode("utf-8").startswith(CODEX_LOADED_MARK)
+
+
+RESUMED_ROWS = [
+    # (row, records, what comes back): Copilot brings back the most recent skill itself after a resume
+    ("resumed: the most recent is Copilot's, the other comes back",
+     lambda: invoked("inv-main", agent=None, ago=80) + invoked("other", agent=None, ago=70)
+     + ev("session.resume", {}, None, 60) + start(agent=None) + complete(agent=None) + own(agent=None), {"inv-main"}),
+    ("not resumed: both come back",
+     lambda: invoked("inv-main", agent=None, ago=80) + invoked("other", agent=None, ago=70)
+     + start(agent=None) + complete(agent=None) + own(agent=None), {"inv-main", "other"}),
+    ("one invoked after the resume: not measured, both come back",
+     lambda: invoked("inv-main", agent=None, ago=80) + ev("session.resume", {}, None, 75)
+     + invoked("other", agent=None, ago=70) + start(agent=None) + complete(agent=None) + own(agent=None),
+     {"inv-main", "other"}),
+    ("resumed after the compaction: both come back",
+     lambda: invoked("inv-main", agent=None, ago=80) + invoked("other", agent=None, ago=70)
+     + start(agent=None) + complete(agent=None) + ev("session.resume", {}, None, 15) + own(agent=None),
+     {"inv-main", "other"}),
+    ("resumed, the most recent longer than was measured whole",
+     lambda: invoked("inv-main", agent=None, ago=80) + invoked("other", "O" * 30001, agent=None, ago=70)
+     + ev("session.resume", {}, None, 60) + start(agent=None) + complete(agent=None) + own(agent=None),
+     {"inv-main", "other"}),
+]
+
+
+@pytest.mark.parametrize("row, records, back", RESUMED_ROWS, ids=[r[0] for r in RESUMED_ROWS])
+def test_copilot_what_it_brings_back_itself_after_a_resume(sandbox, row, records, back):
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: records()})
+    result = sb.run(copilot_call(sb, name=None), env=sb.copilot_env())
+    assert set(copilot_loaded_back(result, "main")) == back

@@ -173,3 +173,43 @@ def test_the_switch_turns_it_off(machine, checkout):
         assert none_of(request, skill.markers) and loaded_texts(request) == []
     _, report = audit(copilot.env(), copilot.project)
     assert not [r for r in report["audit"] if r["loaded_again"]], report
+
+
+def test_a_resumed_session_that_compacts_is_no_exception(machine, checkout):
+    """Two skills loaded in one process; ``copilot --resume`` continues the session (the same
+    events.jsonl) in another, which compacts. Copilot itself brings back the most recent one whole
+    (its summary's ``<invoked_skills>``, "Most recent skill") and names the other only ("Previously
+    used skills"): briefing brings back that other one, and not the one Copilot restored. Each
+    body is then in every request after the delivering call exactly once."""
+    older, recent = Skill("inv-old", size=3000), Skill("inv-new", size=20000)
+    resumed = {}
+    later = working(None)
+
+    def script(r):
+        if resumed.get("on"):
+            return later(r)
+        if not r.has_tools:
+            return "ok"
+        done = len(r.tool_results())
+        return [tool_use("skill", {"skill": ["inv-old", "inv-new"][done]})] if done < 2 else "Loaded them."
+
+    copilot = machine(script)
+    copilot.write({"project/.github/skills/%s/SKILL.md" % s.name: s.md() for s in (older, recent)})
+    ok(copilot.run("Load the skills.", plugin_dirs=[checkout], timeout=120))
+    (session,) = sessions_with_events(copilot)
+    resumed["on"] = True
+    ok(copilot.run("Continue the work.", "--resume", session, plugin_dirs=[checkout], timeout=120))
+    assert sessions_with_events(copilot) == [session]  # the same session, the same events.jsonl
+    _, after = split_at_compaction(copilot.server, main=True)
+    assert len(after) >= 3, len(after)
+    assert "## Most recent skill: inv-new" in after[0].all_text  # Copilot's own copy
+    assert exactly_once(after[0], recent.markers) and none_of(after[0], older.markers)
+    for request in after[1:]:
+        assert exactly_once(request, older.markers + recent.markers), [
+            request.all_text.count(m) for m in older.markers + recent.markers]
+        (text,) = loaded_texts(request)
+        assert rebuild([text]).skills == {"inv-old": older.body}
+
+
+def sessions_with_events(copilot):
+    return [p.name for p in (copilot.copilot_home / "session-state").iterdir() if (p / "events.jsonl").is_file()]

@@ -535,17 +535,44 @@ def copilot_loaded_found(machine, payload):
     from ..loaded import Found, Loaded  # only once something was loaded
     agent = payload.get("agent_type") if payload.get("agent_id") else copilot_session_agent(machine, payload)
     return Found([Loaded(skill.name, text=skill.body, path=skill.path, order=order, event="the skill tool")
-                  for order, skill in loads], agent=agent if isinstance(agent, str) and agent else None)
+                  for order, skill in loads], restored=copilot_restored(machine, payload, loads),
+                 agent=agent if isinstance(agent, str) and agent else None)
 
 
-def copilot_loaded_skills(machine, payload):
-    """[(order, Skill)]: the skills the payload's agent invoked before its last applied compaction,
-    oldest first, each at its latest invocation (by name); [] when it was not compacted."""
+# What Copilot CLI 1.0.102 brings back itself (measured, tests/e2e/test_loaded_copilot.py): in a
+# session resumed in a new process (``--resume``), its compaction summary carries an
+# ``<invoked_skills>`` block with the most recently invoked skill whole ("## Most recent skill: N
+# … Continue to follow these instructions:", a 30,000-character body arrived whole) and the others
+# by name only ("## Previously used skills … Reactivate one"). In the process that invoked them it
+# brings back none. So the most recent one is left out only where that was measured: the main
+# session, the skill invoked before the session's last resume and none after it, its body no
+# longer than what was seen whole. Anywhere else a second copy is possible, none is not.
+COPILOT_RESTORED_CHARS = 30000
+
+
+def copilot_restored(machine, payload, loads):
+    """{name} of the skill Copilot re-attaches itself at this compaction (see above), or empty."""
+    if payload.get("agent_id") or not loads:
+        return set()
+    order, skill = loads[-1]
+    if len(skill.body) > COPILOT_RESTORED_CHARS:
+        return set()
+    tail = copilot_loaded_tail(machine, payload)
+    if payload.get("next_compaction") is not True:  # the doctor asks as in a new process
+        done = copilot_loaded_end(tail, None) if tail else None
+        if done is None or not order < tail.rfind(b'"type":"session.resume"', 0, done):
+            return set()
+    return {skill.name}
+
+
+def copilot_loaded_tail(machine, payload):
+    """The last COPILOT_LOADED_TAIL bytes of the session's events.jsonl, read once per hook run, or None."""
     path = copilot_events(machine, payload)
-    tail = read_tail(path, COPILOT_LOADED_TAIL) if path else None
-    if not tail:
-        return []
-    agent_id = payload.get("agent_id") or None
+    return machine.memo(("copilot loaded tail", path), lambda: read_tail(path, COPILOT_LOADED_TAIL)) if path else None
+
+
+def copilot_loaded_end(tail, agent_id):
+    """The offset of the agent's last applied compaction in ``tail``, or None."""
     done = None
     for at, event in json_lines_with(tail, b'"type":"session.compaction_complete"'):
         data = event.get("data")
@@ -553,6 +580,17 @@ def copilot_loaded_skills(machine, payload):
                 and isinstance(data, dict) and data.get("success") is True
                 and data.get("outcome", "applied") == "applied"):
             done = at
+    return done
+
+
+def copilot_loaded_skills(machine, payload):
+    """[(order, Skill)]: the skills the payload's agent invoked before its last applied compaction,
+    oldest first, each at its latest invocation (by name); [] when it was not compacted."""
+    tail = copilot_loaded_tail(machine, payload)
+    if not tail:
+        return []
+    agent_id = payload.get("agent_id") or None
+    done = copilot_loaded_end(tail, agent_id)
     if payload.get("next_compaction") is True:  # the doctor's --loaded: as if it compacted now
         done = len(tail)
     if done is None:
