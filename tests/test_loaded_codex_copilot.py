@@ -479,3 +479,14 @@ def test_copilot_what_it_brings_back_itself_after_a_resume(sandbox, row, records
     sb.write({EVENTS: records()})
     result = sb.run(copilot_call(sb, name=None), env=sb.copilot_env())
     assert set(copilot_loaded_back(result, "main")) == back
+
+
+def test_the_copilot_audit_leaves_out_what_copilot_restored_after_a_resume(sandbox):
+    sb = sandbox(COPILOT)
+    sb.write({EVENTS: ev("session.start", {"copilotVersion": "1.0.102"}, None, 90)
+              + invoked("other", agent=None, ago=85) + invoked("inv-main", agent=None, ago=80)
+              + ev("session.resume", {}, None, 60) + start(agent=None) + complete(agent=None) + tool(agent=None),
+              "home/.copilot/session-state/%s/workspace.yaml" % SID: "cwd: %s\n" % sb.project})
+    report = json.loads(sb.doctor("--audit", "--json", "--since", "3650", env=sb.copilot_env()).out)
+    (row,) = [r for r in report["audit"] if r["loaded_again"]]
+    assert [s["name"] for s in row["loaded_again"][0]["skills"]] == ["other"], row

@@ -20,7 +20,7 @@ from . import Run, Session, foreign_version, framed, iso_seconds, older_copies, 
 KNOWN = "1."
 NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
            b'"session.compaction_complete"', b'"hookType":"preToolUse"', b'"tool.execution_start"',
-           b'"tool.execution_complete"', b'"hookType":"sessionStart"')
+           b'"tool.execution_complete"', b'"hookType":"sessionStart"', b'"session.resume"')
 
 
 def workspace_cwd(folder):
@@ -152,6 +152,8 @@ class LoadedAgain(object):
     def __init__(self, machine, session, by_id, runs):
         self.machine, self.session, self.by_id, self.runs = machine, session, by_id, runs
         self.invoked, self.pending, self.on = {}, set(), None
+        self.restored = None  # the main session's skill Copilot itself brings back after a resume
+        self.last = None  # the main session's latest skill.invoked: (name, characters)
 
     def see(self, kind, data, agent_id, event, version):
         if kind == "skill.invoked" and isinstance(data.get("name"), str) and isinstance(data.get("content"), str):
@@ -161,6 +163,13 @@ class LoadedAgain(object):
             invoked = self.invoked.setdefault(agent_id, {})
             invoked.pop(data["name"], None)  # its latest load counts
             invoked[data["name"]] = len(data["content"].encode("utf-8"))
+            if agent_id is None:
+                self.restored = None  # invoked after the resume: Copilot's own rule not measured
+                self.last = (data["name"], len(data["content"]))
+        elif kind == "session.resume" and self.invoked.get(None):
+            from ..harnesses.copilot import COPILOT_RESTORED_CHARS  # as the hook decides it
+            name, chars = self.last
+            self.restored = name if chars <= COPILOT_RESTORED_CHARS else None
         elif kind == "session.compaction_complete" and self.invoked.get(agent_id) \
                 and data.get("success") is True and data.get("outcome", "applied") == "applied":
             self.pending.add(agent_id)
@@ -178,6 +187,8 @@ class LoadedAgain(object):
             declared = set(run.native) if run is not None else set()
             if run is not None:
                 declared |= {i["name"] for i in (framed(run_briefing(run)) or {}).get("items", [])}
+            if agent_id is None and self.restored:
+                declared.add(self.restored)
             latest = [(n, b) for n, b in list(self.invoked[agent_id].items())[::-1] if n not in declared]
             if not self.on or not latest:
                 return
