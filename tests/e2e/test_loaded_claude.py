@@ -210,7 +210,8 @@ def given_back(request):
     for text in strings(request.body, []):
         at = text.find(prefix)
         if at >= 0 and HEADER_START in text:
-            return rebuild(briefing_parts(text[at + len(prefix):])).skills
+            parts = briefing_parts(text[at + len(prefix):])
+            return rebuild([p for p in parts if HEADER_START in p or "continues the skills you loaded" in p]).skills
     return {}
 
 
@@ -284,6 +285,23 @@ def test_a_skill_claude_code_cut_comes_back_whole(machine):
     assert [(r["kind"], [(i["name"], i["bytes"]) for a in r["loaded_again"] for i in a["skills"]],
              [a["event"] for a in r["loaded_again"]]) for r in rows] == [
         ("main", [("inv-big", len(given_back(request)["inv-big"].encode()))], ["SessionStart"])]
+
+
+def test_a_subagent_gets_its_briefing_and_then_the_skill_claude_code_cut(machine):
+    claude = machine(script_for(subagent="skiller"))
+    alpha, big = Skill("alpha", size=12000), Skill("inv-big", size=30000)
+    install(claude, alpha, big, extra={"project/.claude/agents/skiller.md": unit_agent_md(
+        "skiller", ["alpha"], body="You are an e2e test agent.\n")})
+    converse(claude, ["Use the skiller."])
+    request = after_compaction(claude.server, subagent=True)
+    prefix = "SessionStart hook additional context: "
+    context = [t for t in strings(request.body, []) if prefix in t][0].split(prefix, 1)[1]
+    parts = briefing_parts(context)
+    briefing = rebuild([p for p in parts if HEADER_START not in p and "continues the skills you loaded" not in p])
+    assert briefing.skills == {"alpha": alpha.body}  # its own briefing, whole, once
+    assert request.all_text.count(alpha.start) == 1
+    assert whole_given_back(request, big) and list(given_back(request)) == ["inv-big"]
+    assert request.all_text.count(big.end) == 1
 
 
 def test_a_subagent_gets_the_skill_claude_code_cut_back_whole(machine):
