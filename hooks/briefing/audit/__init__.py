@@ -359,6 +359,9 @@ def loaded_again(run):
     note = LEFT_OUT_NOTE.split("{names}")[0]
     out = []
     for kind, event, texts in run.timeline:
+        if kind == "reload":  # inferred by the reader where the records hold no copy (Copilot CLI)
+            out.append(dict(texts, event=event))
+            continue
         if kind != "deliver" or isinstance(texts, dict):
             continue
         skills, left_out, pieces = [], [], []
@@ -414,6 +417,8 @@ def tally(run):
     """(first delivery's framing, refusal or None, compactions, re-deliveries, the events that re-delivered)."""
     first, refused, compactions, redelivered, via, pending = None, run.refused, 0, 0, [], False
     for kind, event, texts in run.timeline:
+        if kind == "reload":  # loaded skills given back (loaded_again), no briefing
+            continue
         if kind == "infer":  # no text to read back: the reader names what it carried
             first = first or {"agent": run.agent, "abort": False, "parts": [1], "count": 1, "items": texts}
             if pending:

@@ -138,7 +138,31 @@ def read(machine, session, log):
             runs.append(run)
         else:
             runs += refused_spawns(session, path, log)
+            runs += main_loaded_again(session, path, meta, log)
     return runs
+
+
+def main_loaded_again(session, path, meta, log):
+    """The main thread as a run when it got loaded skills back after a compaction (issue 45): each at
+    SessionStart(compact), a developer message after the ``compacted`` line; [] when it got none."""
+    from ..loaded import LOADED_HEADER
+    opening = LOADED_HEADER[:48]
+    run, compacted = None, False
+    for _, line in record_lines(path, (b'"type":"compacted"', opening.encode()), log, "codex"):
+        if line.get("type") == "compacted":
+            compacted = True
+            continue
+        item = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+        if line.get("type") != "response_item" or item.get("role") != "developer" or not compacted:
+            continue
+        mine = [t for t in texts(item) if t.startswith("<briefing agent=") and opening in t]
+        if mine:
+            if run is None:
+                run = Run("codex", session.id, None, meta.get("id"), meta.get("timestamp"), kind="main")
+                run.version, run.file = meta.get("cli_version"), path
+            run.deliver("SessionStart(compact)", mine)  # audit.loaded_again reads it back
+            compacted = False
+    return [run] if run is not None else []
 
 
 def read_child(run, path, log):
