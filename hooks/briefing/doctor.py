@@ -106,14 +106,15 @@ def doctor(argv, out=None):
     rules, rule_checks = rule_report(machine, harnesses)
     from .private import private_report
     private = private_report(machine, harnesses, rows, rules)  # docs/private-skills.md: WARN at most
-    checks = rule_checks + doctor_checks(machine, harnesses)
+    checks = rule_checks + doctor_checks(machine, harnesses, options["harness"] in ("all", "both"))
+    skipped = skipped_harnesses(machine, options["harness"])
     failed = any(r["status"] == "FAIL" for r in rows + rules) or any(c["status"] == "FAIL" for c in checks)
     if options["json"]:
         described = {h: {"folder": p.folder, "source": p.source, "why": p.why, "folders": p.folders,
                          "reads": p.reads} for h, p in projects.items()}
         out.write(json.dumps({"version": 1, "cwd": cwd, "ok": not failed, "projects": described,
                               "agents": rows, "rules": rules, "private_skills": private,
-                              "checks": checks}, indent=2) + "\n")
+                              "checks": checks, "skipped_harnesses": skipped}, indent=2) + "\n")
         return 1 if failed else 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     paint = {"ok": "\x1b[32m", "WARN": "\x1b[33m", "FAIL": "\x1b[31m"}
@@ -131,6 +132,8 @@ def doctor(argv, out=None):
             say("project %-6s %s: %s\n", key, display_path(project.folder), project.why)
             say("               reads %s in: %s\n",
                 project.reads, ", ".join(display_path(f) for f in project.folders))
+    for entry in skipped:
+        say("skipped %s: %s\n", HARNESSES.record(entry["harness"]).label, entry["why"])
     if not rows:
         say("briefing-doctor: no agent in %s declares skills (%s)\n",
             cwd, ", ".join(HARNESSES[h].label for h in harnesses))
@@ -195,10 +198,18 @@ def doctor(argv, out=None):
         for text in record["warnings"]:
             say("        WARN: %s\n", text)
     for check in checks:
-        if check["status"] != "ok" or check.get("shown"):
+        if check["status"] != "ok" or check.get("shown") or (check["name"] == "installed" and not every_quiet(
+                check, options["harness"])):
             out.write(status_word(check["status"]))
-            say("  check  %s: %s\n", check["name"], check["detail"])
+            say("  check  %s%s: %s\n", check["name"], " " + check["harness"] if "harness" in check else "",
+                check["detail"])
     return 1 if failed else 0
+
+
+def every_quiet(check, option):
+    """An ``installed`` check that is ok is one line of the text report, except in the default list for a
+    harness briefing is not installed in (installed_checks: quiet)."""
+    return option in ("all", "both") and "not installed" in check["detail"]
 
 
 def files_records(briefing):
@@ -267,13 +278,35 @@ def rendered_tokens(briefing, skill):
     return [{"token": token, "count": count} for token, count in (rendering.tokens if rendering else ())]
 
 
-def doctor_checks(machine, harnesses):
-    """Installation checks: every harness's hooks file in this plugin, and hook trust."""
+def doctor_checks(machine, harnesses, every=False):
+    """Installation checks: the hooks file of each harness looked at in this plugin, hook trust, and
+    whether briefing is installed where each harness loads it from (``every``: the default list)."""
     root = plugin_root()
-    checks = [h.hooks_check(root) for h in HARNESSES.values() if h.hooks_check]
+    checks = [HARNESSES[key].hooks_check(root) for key in harnesses if HARNESSES[key].hooks_check]
+    checks += installed_checks(machine, harnesses, every)
     checks += [HARNESSES[key].trust_check(machine) for key in harnesses if HARNESSES[key].trust_check]
     checks += [HARNESSES[key].session_check(machine) for key in harnesses if HARNESSES[key].session_check]
     return checks
+
+
+def installed_checks(machine, harnesses, every):
+    """One ``installed`` check per harness (docs/doctor.md "Installed"). In the default list, a
+    harness briefing is not installed in stays quiet (ok, its detail kept) once it is installed in
+    another: only a machine where it is installed nowhere is told to install it."""
+    checks = [HARNESSES[key].installed_check(machine) for key in harnesses if HARNESSES[key].installed_check]
+    missing = [c for c in checks if c["status"] == "WARN" and "not installed" in c["detail"]]
+    if every and len(missing) < len(checks):
+        for check in missing:
+            check["status"] = "ok"
+    return checks
+
+
+def skipped_harnesses(machine, option):
+    """[{"harness", "why"}] of the harnesses the default list leaves out (none for one --harness)."""
+    if option not in ("all", "both"):
+        return []
+    return [{"harness": key, "why": HARNESSES[key].unused_why(machine)}
+            for key in HARNESSES if not HARNESSES[key].in_use(machine)]
 
 
 def doctor_show(machine, name, harnesses, as_json, out):

@@ -105,15 +105,18 @@ class Harness(Record):
     unreachable     (machine, agent) -> why no hook can put a briefing into that agent before its
                     first turn, with what to change, or None (default): the spawn of an agent
                     briefing would brief is then refused (Qwen Code: no ``${hook_context}``)
+    installed_check (machine) -> the doctor's ``installed`` check: is briefing installed and enabled
+                    where this harness loads it from, and can that copy work (briefing.installed)
     in_use          (machine) -> whether this machine runs the harness at all: the doctor's and an
                     unknown harness's pre-flight leave one out that does not (default: every one)
+    unused_why      (machine) -> why ``in_use`` left it out, in words (the doctor says so)
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
                     again), or None (default: it loads none); measured per harness, docs/files.md
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
-                  hooks_check=None, trust_check=None, session_check=None,
+                  hooks_check=None, trust_check=None, session_check=None, installed_check=None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
@@ -121,6 +124,7 @@ class Harness(Record):
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,
+                  unused_why=lambda machine: "not in use on this machine",
                   shows_path=lambda machine, path: None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,

@@ -294,7 +294,7 @@ COPILOT_SPAWN_NAMES = ("Agent", "task", "Task")
 COPILOT_AGAIN_MATCHER = "(?!(?:Agent|Task|task)$).*"
 
 
-def copilot_hooks_check(root):
+def copilot_hooks_check(root, installed=False):
     """The hooks file Copilot CLI reads for this plugin, checked for what Copilot rejects or skips.
 
     Copilot reads the first manifest of COPILOT_MANIFESTS, here
@@ -364,6 +364,10 @@ def copilot_hooks_check(root):
                                 "whole briefing)" % (event, shown))
     if problems:
         return {"name": "copilot-hooks", "status": "FAIL", "detail": "; ".join(problems)}
+    if not rel and folder == ".claude-plugin" and not installed:
+        # A copy made for Claude Code alone (the Python distribution's): nothing of Copilot's to
+        # warn about here; the copy Copilot CLI loads, if any, is judged by the installed check.
+        return not_this_copy("copilot-hooks", "Copilot CLI", " or ".join(COPILOT_MANIFESTS[:3]))
     if not rel:
         return {"name": "copilot-hooks", "status": "WARN",
                 "detail": "no Copilot manifest names a hooks file, so Copilot CLI reads %s: it briefs, "
@@ -518,6 +522,34 @@ def copilot_loads_file(machine, agent, path, session):
     return None
 
 
+# README.md, Install.
+COPILOT_INSTALL = "copilot plugin install %s"
+
+
+def copilot_installed_check(machine):
+    """The doctor's ``installed`` check: briefing in config.json's installedPlugins, enabled, the copy
+    Copilot CLI loads (copilot_plugins); a ``--plugin-dir`` session is recorded nowhere."""
+    from ..installed import checkout, judge_copy, not_installed, result  # the doctor's checks only
+    fix = COPILOT_INSTALL % checkout()
+    for name, root in copilot_plugins(machine):
+        if name == "briefing" and is_inside(root, machine.copilot_home):  # recorded, not the running copy
+            return judge_copy("copilot", "Copilot CLI", root, lambda r: copilot_hooks_check(r, installed=True), fix)
+    try:
+        data = parse_json(strip_comment_lines(read_text(os.path.join(machine.copilot_home, "config.json"))))
+    except (Unreadable, ValueError):
+        data = None
+    entries = data.get("installedPlugins") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict) and entry.get("name") == "briefing":
+            if entry.get("enabled") is False:
+                return result("copilot", "WARN", "briefing is installed but disabled in Copilot CLI: "
+                              "copilot plugin enable briefing")
+            return result("copilot", "FAIL", "briefing is installed in Copilot CLI, but its copy (%s) is gone: "
+                          "it loads nothing of it; %s" % (entry.get("cache_path"), fix))
+    return not_installed("copilot", "Copilot CLI", fix, " (a session started with `copilot --plugin-dir` loads "
+                         "it without an install, which the doctor cannot see from outside that session)")
+
+
 HARNESS = Harness(
     HARNESSES.record("copilot"),
     find_project=find_copilot_project,
@@ -532,6 +564,7 @@ HARNESS = Harness(
     # hooks/hooks.copilot.json, named by .github/plugin/plugin.json, which Copilot reads before
     # .claude-plugin/plugin.json (fact 16, measured).
     hooks_check=copilot_hooks_check,
+    installed_check=copilot_installed_check,
     # The task tool requires agent_type (fact 1): no default agent.
     builtin_agents=COPILOT_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],

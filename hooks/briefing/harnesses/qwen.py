@@ -412,6 +412,20 @@ def qwen_delivery_check(machine):
             "detail": "a Qwen Code agent is briefed %s" % HARNESS.redelivery}
 
 
+# README.md, Install.
+QWEN_INSTALL = ("%s/scripts/build-qwen-extension /tmp/briefing-qwen && qwen extensions install "
+                "/tmp/briefing-qwen/briefing --consent")
+
+
+def qwen_installed_check(machine):
+    """The doctor's ``installed`` check: the briefing extension installed, enabled for this project
+    (qwen_extensions), and built, not the repository's qwen/ source folder."""
+    from ..installed import checkout, extension_installed  # the doctor's checks only
+    return extension_installed(machine, "qwen", "Qwen Code", qwen_extensions(machine),
+                               os.path.join(qwen_dir(machine), "extensions"), "qwen-extension.json",
+                               qwen_hooks_check, QWEN_INSTALL % checkout(), "qwen")
+
+
 HARNESS = Harness(
     HARNESSES.record("qwen"),
     find_project=find_qwen_project,
@@ -424,7 +438,10 @@ HARNESS = Harness(
     unreachable=qwen_unreachable,
     # Qwen Code makes ~/.qwen on its first run: without it, its built-ins are nobody's concern here.
     in_use=lambda machine: is_dir(qwen_dir(machine)),
+    unused_why=lambda machine: "%s does not exist (Qwen Code makes it on its first run); --harness qwen checks it "
+                               "anyway" % shown_path(qwen_dir(machine)),
     hooks_check=qwen_hooks_check,
+    installed_check=qwen_installed_check,
     trust_check=qwen_delivery_check,
     loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,
