@@ -109,6 +109,10 @@ class Harness(Record):
                     where this harness loads it from, and can that copy work (briefing.installed)
     in_use          (machine) -> whether this machine runs the harness at all: the doctor's and an
                     unknown harness's pre-flight leave one out that does not (default: every one)
+    spawned_agent   (machine, payload) -> the agent a sub-session's SessionStart or first prompt runs
+                    in, where no payload names it (Droid: from its transcripts), or None
+    spawn_note      a line of context the sub-session's SessionStart puts in front of its briefing
+                    (Droid: what its compaction removes first), or None
     unused_why      (machine) -> why ``in_use`` left it out, in words (the doctor says so)
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
@@ -117,6 +121,7 @@ class Harness(Record):
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
                   hooks_check=None, trust_check=None, session_check=None, installed_check=None,
+                  spawned_agent=None, spawn_note=None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
@@ -254,6 +259,17 @@ RECORDS = (
         "kilo", "Kilo",
         spawn_tools={"task": "subagent_type"},
         payload_keys=("kilo_plugin",)),
+    Record(
+        "droid", "Droid",
+        # Factory Droid's spawn tool is Task, naming the droid in subagent_type (factory-droid.md 3c).
+        spawn_tools={"Task": "subagent_type"},
+        # Only a sub-droid's SessionStart carries calling_session_id (3d). Droid sets
+        # DROID_PROJECT_DIR and FACTORY_PROJECT_DIR for every hook, and CLAUDE_PROJECT_DIR too,
+        # which must not make it Claude Code (2).
+        payload_keys=("calling_session_id",),
+        env_markers=("DROID_PROJECT_DIR", "FACTORY_PROJECT_DIR"), mimics=("claude",),
+        transcript_root=lambda machine: os.path.join(machine.home, ".factory", "sessions"),
+        transcript_mark="/.factory/sessions/"),
 )
 
 
