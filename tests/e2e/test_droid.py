@@ -1,0 +1,185 @@
+"""End-to-end: the real Factory Droid CLI 0.225.2, offline, briefing installed as
+docs/factory-droid.md says (issue 46).
+
+One session spawns the briefed and the control droid in parallel (two Task calls in one
+turn), then the missing one and the big one; each test reads what the model requests carried.
+A sub-droid answers VERDICT-BRIEFED only when its own request holds the secret only its skill
+contains. A second session makes the briefed sub-droid compact twice (the fake reports a
+prompt over ``compactionTokenLimit``) and reads the requests after each compaction.
+"""
+import json
+import os
+import re
+
+import pytest
+
+from conftest import agent_md, skill_md
+from fakes import text, tool_use
+from framing import rebuild
+import droid_runner
+from droid_runner import FakeDroid, task
+from runners import Missing
+
+SECRET = "MAGIC-DROID-5e1b"
+OTHER = "OTHER-DROID-77c0"
+BIG = "".join("big skill line %05d, read me whole\n" % i for i in range(1875)) + "BIG-END-MARKER\n"  # 60,015 chars
+BODY = "You are an e2e test droid. Do the task and report.\n"
+MISSING_REASON = "briefing: agent 'missing' references unknown skill(s): no-such-skill"
+
+FILES = {
+    "project/.factory/droids/briefed.md": agent_md("briefed", ["magic", "second"], body=BODY),
+    "project/.factory/droids/other.md": agent_md("other", ["other-skill"], body=BODY),
+    "project/.factory/droids/control.md": agent_md("control", body=BODY),
+    "project/.factory/droids/missing.md": agent_md("missing", ["no-such-skill"], body=BODY),
+    "project/.factory/droids/big.md": agent_md("big", ["big"], body=BODY),
+    "project/.factory/skills/magic/SKILL.md": skill_md("magic", "The phrase is %s.\n" % SECRET),
+    "project/.agents/skills/second/SKILL.md": skill_md("second", "Second skill, whole.\n"),
+    "home/.factory/skills/other-skill/SKILL.md": skill_md("other-skill", "Other phrase %s.\n" % OTHER),
+    "project/.factory/skills/big/SKILL.md": skill_md("big", BIG),
+}
+BODIES = {"magic": "The phrase is %s.\n" % SECRET, "second": "Second skill, whole.\n",
+          "other-skill": "Other phrase %s.\n" % OTHER, "big": BIG}
+
+# The turns of the main session: parallel spawns first, then one at a time.
+TURNS = [["briefed", "other", "control"], ["missing"], ["big"]]
+
+
+def spawning(turns):
+    def script(request):
+        if request.is_summary:
+            return "SUMMARY of the sub-droid's work."
+        if request.is_subagent:
+            found = [s for s in (SECRET, OTHER, "BIG-END-MARKER") if request.contains(s)]
+            return "VERDICT-BRIEFED %s" % " ".join(found) if found else "VERDICT-UNBRIEFED"
+        done = sum(1 for m in request.messages if m.get("role") == "assistant")
+        if done < len(turns):
+            return [task(name, "TASK-FOR:%s report your verdict" % name) for name in turns[done]]
+        return "MAIN-DONE"
+    return script
+
+
+def droid_or_skip():
+    try:
+        return droid_runner.droid_cli()
+    except Missing as missing:
+        message = "e2e: %s" % missing
+        if os.environ.get("BRIEFING_E2E_REQUIRED") == "1":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message + " (set BRIEFING_E2E_REQUIRED=1 to make this an error)")
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    droid_or_skip()
+    run = droid_runner.DroidRun(tmp_path_factory.mktemp("droid-session"), FILES)
+    with FakeDroid(spawning(TURNS)) as server:
+        proc = run.run(server, "go")
+    server.dump(run.home.parent / "requests.jsonl")
+    assert not server.errors, server.errors
+    assert proc.rc == 0 and not proc.timed_out, proc
+    return server, run, proc
+
+
+def briefing_of(request):
+    """The briefing parts in a sub-droid request's user messages (each text that opens one)."""
+    return [t for t in request.user_texts() if t.startswith("<briefing ")]
+
+
+@pytest.mark.parametrize("droid, skills", [("briefed", ["magic", "second"]), ("other", ["other-skill"]),
+                                           ("big", ["big"])])
+def test_a_declaring_droids_first_request_holds_every_skill_once_whole(session, droid, skills):
+    server, _, _ = session
+    first = server.subagent_requests(droid)[0]
+    parts = briefing_of(first)
+    assert len(parts) == 1, parts
+    rebuilt = rebuild(parts)
+    assert rebuilt.agent == droid and not rebuilt.aborted
+    assert rebuilt.skills == {s: BODIES[s] for s in skills}
+    for s in skills:
+        assert first.all_text.count(BODIES[s]) == 1, s
+
+
+def test_parallel_droids_each_get_their_own_briefing(session):
+    server, _, _ = session
+    briefed, other = server.subagent_requests("briefed")[0], server.subagent_requests("other")[0]
+    assert SECRET in briefed.all_text and OTHER not in briefed.all_text
+    assert OTHER in other.all_text and SECRET not in other.all_text
+
+
+def test_the_control_droid_gets_nothing(session):
+    server, _, _ = session
+    control = server.subagent_requests("control")[0]
+    assert not briefing_of(control) and "<briefing agent=" not in control.all_text
+    assert SECRET not in control.all_text and "VERDICT" not in control.all_text
+
+
+def test_a_missing_skill_is_refused_with_briefings_reason_and_no_sub_droid_starts(session):
+    server, run, _ = session
+    assert not server.subagent_requests("missing")
+    results = [r for req in server.main_requests() for r in req.tool_results()]
+    refused = [body for is_error, body in results if MISSING_REASON in body]
+    assert refused and all(is_error for is_error, body in results if MISSING_REASON in body), results
+    starts = [records[0] for records in run.transcripts().values() if records]
+    titles = [r.get("title", "") for r in starts if r.get("callingSessionId")]
+    assert len(titles) == 4 and not any("missing" in t.lower() for t in titles), titles
+
+
+def test_a_60000_character_briefing_arrives_whole(session):
+    server, _, _ = session
+    first = server.subagent_requests("big")[0]
+    assert rebuild(briefing_of(first)).skills == {"big": BIG}
+
+
+def test_the_sub_droid_sessionstart_note_stands_before_the_briefing(session):
+    """The order compaction depends on: the note first, the briefing next (facts §3)."""
+    server, _, _ = session
+    texts = server.subagent_requests("briefed")[0].user_texts()
+    note = [i for i, t in enumerate(texts) if t.startswith("briefing: this droid's declared skills")]
+    brief = [i for i, t in enumerate(texts) if t.startswith("<briefing ")]
+    assert note and brief and note[0] < brief[0], texts[:3]
+    control = server.subagent_requests("control")[0].user_texts()
+    assert not any(t.startswith("briefing:") for t in control)
+
+
+# -- compaction -----------------------------------------------------------------
+
+def compacting(rounds):
+    """The briefed sub-droid reads a file ``rounds`` times, each reply reporting a prompt over the
+    compaction limit, so Droid compacts it before each next request."""
+    def script(request):
+        if request.is_summary:
+            return "SUMMARY-OF-SUB-DROID."
+        if request.is_subagent:
+            done = len(request.tool_results())
+            reads = sum(1 for m in request.messages for b in (m.get("content") or [])
+                        if isinstance(b, dict) and b.get("type") == "tool_use")
+            if reads < rounds and done == reads:
+                return [tool_use("Read", {"file_path": "hello.txt"})], 19500
+            return "VERDICT-BRIEFED" if request.contains(SECRET) else "VERDICT-UNBRIEFED"
+        if not request.tool_results():
+            return [task("briefed", "TASK-FOR:briefed read hello.txt, then report")]
+        return "MAIN-DONE"
+    return script
+
+
+def test_after_the_sub_droids_compaction_its_next_request_holds_the_briefing_once(tmp_path):
+    droid_or_skip()
+    run = droid_runner.DroidRun(tmp_path, dict(FILES, **{"project/hello.txt": "HELLO-FILE\n"}))
+    with FakeDroid(compacting(3)) as server:
+        proc = run.run(server, "go", compactionTokenLimit=15000)
+    server.dump(tmp_path / "requests.jsonl")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    summaries = [r for r in server.log if r.is_summary]
+    # Measured: Droid 0.225.2 compacts a sub-droid once here; later turns over the limit did not
+    # compact it again (docs/factory-droid.md). Every compaction that happens is checked.
+    assert summaries, [(r.index, r.is_summary, r.is_subagent) for r in server.log]
+    assert "briefing: this droid's declared skills" in summaries[0].all_text  # the summarizer saw both
+    for summary in summaries:
+        after = [r for r in server.log if r.index > summary.index and r.is_subagent]
+        assert after, "no sub-droid request after a compaction"
+        nxt = after[0]
+        assert "SUMMARY-OF-SUB-DROID" in nxt.all_text  # it was compacted
+        parts = briefing_of(nxt)
+        assert len(parts) == 1 and rebuild(parts).skills == {s: BODIES[s] for s in ("magic", "second")}
+        assert nxt.all_text.count(BODIES["magic"]) == 1
+        assert "briefing: this droid's declared skills" not in nxt.all_text  # the note went instead
