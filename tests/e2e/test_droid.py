@@ -183,3 +183,33 @@ def test_after_the_sub_droids_compaction_its_next_request_holds_the_briefing_onc
         assert len(parts) == 1 and rebuild(parts).skills == {s: BODIES[s] for s in ("magic", "second")}
         assert nxt.all_text.count(BODIES["magic"]) == 1
         assert "briefing: this droid's declared skills" not in nxt.all_text  # the note went instead
+
+
+def test_the_preflight_shows_a_broken_declaration_to_the_human_not_the_model(session):
+    """Droid records a SessionStart systemMessage as a user_only message of the main session
+    (its TUI shows it; exec prints nothing): measured."""
+    server, run, _ = session
+    mains = [records for records in run.transcripts().values() if records and not records[0].get("callingSessionId")]
+    assert len(mains) == 1
+    shown = [h.get("stdout", "") for line in mains[0] if isinstance(line.get("message"), dict)
+             and line["message"].get("hookEventName") == "SessionStart"
+             for h in line["message"].get("hookResults") or ()]
+    preflight = [json.loads(s)["systemMessage"] for s in shown if s.startswith("{")]
+    assert len(preflight) == 1 and "'missing'" in preflight[0] and "no-such-skill" in preflight[0], shown
+    assert not any("briefing pre-flight" in r.all_text for r in server.log)
+
+
+def test_the_doctor_and_the_audit_agree_with_the_runs(session):
+    _, run, _ = session
+    doctor = run.doctor("--harness", "droid", "--json")
+    assert doctor.rc == 1, doctor
+    report = json.loads(doctor.stdout)
+    verdicts = {a["agent"]: a["status"] for a in report["agents"] if a.get("harness") == "droid"}
+    assert verdicts.get("missing") == "FAIL" and verdicts.get("briefed") == "ok", verdicts
+    installed = [c for c in report["checks"] if c["name"] == "installed" and c.get("harness") == "droid"]
+    assert installed and installed[0]["status"] == "ok", installed
+    audit = run.doctor("--harness", "droid", "--audit", "--json")
+    assert audit.rc in (0, 1), audit
+    runs = {r["agent"]: r["verdict"] for r in json.loads(audit.stdout)["audit"]}
+    assert runs == {"briefed": "briefed", "other": "briefed", "control": "no-declaration", "missing": "refused",
+                    "big": "briefed"}, runs
