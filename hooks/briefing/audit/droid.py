@@ -105,10 +105,13 @@ def read(machine, session, log):
                 run = Run("droid", session.id, args.get("subagent_type"), block["id"], line.get("timestamp"))
                 run.file = session.path
                 calls[block["id"]] = run
-            elif block.get("type") == "tool_result" and block.get("toolUseId") in calls and block.get("isError"):
+            elif block.get("type") == "tool_result":
+                # Written as tool_use_id/is_error (seen in a refusal), toolUseId/isError elsewhere.
+                call = block.get("tool_use_id", block.get("toolUseId"))
                 content = block.get("content")
-                if isinstance(content, str) and content.startswith("Error: briefing:"):
-                    calls[block["toolUseId"]].refused = content[len("Error: "):]
+                if call in calls and block.get("is_error", block.get("isError")) and isinstance(content, str) \
+                        and content.startswith("Error: briefing:"):
+                    calls[call].refused = content[len("Error: "):]
     for call_id, run in calls.items():
         if call_id in children:
             run.file = children[call_id]
