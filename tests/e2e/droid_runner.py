@@ -59,7 +59,8 @@ def installed_home():
 class DroidRequest(FakeAnthropic.request_class):
     @property
     def is_summary(self):
-        return not self.has_tools and "summarize" in self.all_text
+        """A compaction's summary request: the only one Droid sends without tools (measured)."""
+        return not self.has_tools
 
     @property
     def is_subagent(self):
