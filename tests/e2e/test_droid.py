@@ -216,3 +216,38 @@ def test_the_doctor_and_the_audit_agree_with_the_runs(session):
     runs = {r["agent"]: r["verdict"] for r in json.loads(audit.stdout)["audit"]}
     assert runs == {"briefed": "briefed", "other": "briefed", "control": "no-declaration", "missing": "refused",
                     "big": "briefed"}, runs
+
+
+def test_a_compaction_whose_kept_part_ends_after_the_briefing_loses_it_and_the_audit_says_so(tmp_path):
+    """The limit of the design, measured (docs/factory-droid.md "Compaction"): Droid keeps the
+    newest messages that fit about 17,500 tokens here and removes everything before them, the
+    briefing and the Task prompt included; no hook runs between that and the next request. The
+    audit reports the run as lost-after-compaction."""
+    droid_or_skip()
+    big = "".join("big line %06d of a long file\n" % i for i in range(4000))  # ~15,000 tokens as Droid counts
+    run = droid_runner.DroidRun(tmp_path, dict(FILES, **{"project/hello.txt": "HELLO-FILE\n", "project/big.txt": big}))
+    files = ["big.txt", "big.txt", "hello.txt"]
+
+    def script(request):
+        if request.is_summary:
+            return "SUMMARY-OF-SUB-DROID."
+        if request.is_subagent or "SUMMARY-OF-SUB-DROID" in request.all_text:
+            done = sum(1 for r in server.log if (r.is_subagent or "SUMMARY-OF-SUB-DROID" in r.all_text)
+                       and r.index < request.index)
+            if done < len(files):
+                return [tool_use("Read", {"file_path": str(run.project / files[done])})], 19500 if done == 2 else 500
+            return "VERDICT-BRIEFED" if request.contains(SECRET) else "VERDICT-UNBRIEFED"
+        if not request.tool_results():
+            return [task("briefed", "TASK-FOR:briefed read the files, then report")]
+        return "MAIN-DONE"
+
+    with FakeDroid(script) as server:
+        proc = run.run(server, "go", compactionTokenLimit=15000)
+    server.dump(tmp_path / "requests.jsonl")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    after = [r for r in server.log if r.has_tools and "SUMMARY-OF-SUB-DROID" in r.all_text]
+    assert after and not briefing_of(after[0]) and SECRET not in after[0].all_text
+    assert "# Task Tool Invocation" not in after[0].all_text  # the task went with it
+    audit = run.doctor("--harness", "droid", "--audit", "--json")
+    runs = {r["agent"]: r["verdict"] for r in json.loads(audit.stdout)["audit"]}
+    assert runs == {"briefed": "lost-after-compaction"}, runs
