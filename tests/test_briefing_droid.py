@@ -178,6 +178,8 @@ def test_records_that_say_nothing_sure_brief_nobody(sandbox, case, tmp_path):
         lines = [{"type": "message", "message": {"role": "assistant", "content": [
             {"type": "tool_use", "id": CALL, "name": "Read", "input": {"subagent_type": "briefed"}}]}}]
     path = records(box, "briefed", child_head=head, parent_lines=lines)
+    if case == "hostile parent id":  # a parent the path would reach, outside the sessions folder
+        (box.home / ".factory" / "x.jsonl").write_text((sessions(box) / (PARENT + ".jsonl")).read_text())
     if case == "no parent file":
         (sessions(box) / (PARENT + ".jsonl")).unlink()
     if case == "outside the sessions folder":
