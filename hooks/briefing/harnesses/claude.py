@@ -1141,7 +1141,9 @@ def claude_hooks_check(root):
         if any(h.get("additionalContextLimit") != 0 for _, h, _, _ in entries):
             problems.append("%s entries need \"additionalContextLimit\": 0 (Codex otherwise sends a preview)"
                             % event)
-    if not any(m == "Agent" for m, _, _, _ in hooks.get("PreToolUse", [])):
+    # A matcher of letters and "|" is a list of exact tool names to Claude Code: "Agent|Task" (the
+    # guard Factory Droid shares, docs/factory-droid.md) fires for Agent alone, once.
+    if not any(isinstance(m, str) and "Agent" in m.split("|") for m, _, _, _ in hooks.get("PreToolUse", [])):
         problems.append("PreToolUse needs the guard with matcher \"Agent\"")
     return {"name": "hooks.json", "status": "FAIL" if problems else "ok",
             "detail": "; ".join(problems) or "registers the guard and %d parts" % PARTS}
