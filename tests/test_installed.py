@@ -98,7 +98,7 @@ def extension(kind, built=True, version=VERSION, disabled=False):
     return files
 
 
-def opencode(entry, key="opencode", version=VERSION, built=True):
+def opencode(entry, key="opencode", version=VERSION, built=True, config=None):
     root = "home/.local/share/briefing/briefing-opencode"
     files = {}
     if built:
@@ -106,7 +106,7 @@ def opencode(entry, key="opencode", version=VERSION, built=True):
                                                        "main": "briefing.js"}),
                  "%s/briefing.js" % root: read("opencode/briefing.js"),
                  "%s/hooks/briefing-preload" % root: Symlink(str(REPO / "hooks" / "briefing-preload"))}
-    files["project/%s.json" % key] = json.dumps({"plugin": [entry.replace("ROOT", "{root}/" + root)]})
+    files[config or "project/%s.json" % key] = json.dumps({"plugin": [entry.replace("ROOT", "{root}/" + root)]})
     return files
 
 
@@ -148,6 +148,10 @@ CASES = [
     ("kilo", opencode("ROOT", key="kilo"), "ok", ["installed and enabled", "kilo.json"]),
     ("kilo", opencode("ROOT", key="opencode"), "WARN", ["not installed", "kilo.json"]),
     ("kilo", opencode("ROOT-typo", key="kilo"), "FAIL", ["does not exist"]),
+    # where `kilo plugin <folder>` writes it (measured), and `opencode plugin <folder>`
+    ("kilo", opencode("ROOT", config="project/.kilo/opencode.json"), "ok", [".kilo/opencode.json"]),
+    ("opencode", opencode("ROOT", config="project/.opencode/opencode.json"), "ok", [".opencode/opencode.json"]),
+    ("opencode", opencode("ROOT", config="project/.kilo/opencode.json"), "WARN", ["not installed"]),
 ]
 
 

@@ -283,9 +283,14 @@ PLUGIN_INSTALL = ("%s/scripts/build-opencode-plugin ~/.local/share/briefing, the
 
 def config_files(machine, cli):
     """The config files whose ``plugin`` arrays the CLI merges: ``<key>.json``/``.jsonc`` in each
-    config folder (config_dirs) and in each project folder, and ``$<CLI>_CONFIG``."""
-    folders = config_dirs(machine, cli) + list(machine.project(cli.key).folders)
-    files = [os.path.join(d, "%s.%s" % (cli.key, ext)) for d in dedupe(folders) for ext in ("json", "jsonc")]
+    config folder (config_dirs) and in each project folder, and ``$<CLI>_CONFIG``. In its config
+    folders Kilo reads ``opencode.json`` too: ``kilo plugin <folder>`` writes the entry into
+    ``.kilo/opencode.json`` (measured on 7.7.7)."""
+    names = dedupe([cli.key, "opencode"])
+    files = [os.path.join(d, "%s.%s" % (n, ext)) for d in config_dirs(machine, cli) for n in names
+             for ext in ("json", "jsonc")]
+    files += [os.path.join(d, "%s.%s" % (cli.key, ext)) for d in machine.project(cli.key).folders
+              for ext in ("json", "jsonc")]
     extra = machine.env.get(cli.env + "_CONFIG")
     return files + ([extra] if extra and os.path.isabs(extra) else [])
 
