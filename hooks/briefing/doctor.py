@@ -137,6 +137,10 @@ def doctor(argv, out=None):
     if not rows:
         say("briefing-doctor: no agent in %s declares skills (%s)\n",
             cwd, ", ".join(HARNESSES[h].label for h in harnesses))
+        for key in harnesses:
+            hint = HARNESSES[key].agent_hint(machine)
+            if hint:
+                say("briefing-doctor: %s\n", hint)
     for row in rows:
         if row["file"] is None and row["status"] == "ok":
             continue  # a built-in that rules brief: its rules say so below (--show prints it)
@@ -309,6 +313,18 @@ def skipped_harnesses(machine, option):
             for key in HARNESSES if not HARNESSES[key].in_use(machine)]
 
 
+def unknown_agent_hints(machine, name, harnesses):
+    """After an unknown agent: per harness, the closest names it knows, and where it looks when this
+    project keeps its agents elsewhere (issue 44)."""
+    from .near import did_you_mean, near_agents
+    for harness in harnesses:
+        mean = did_you_mean(near_agents(harness, machine, name))
+        hint = harness.agent_hint(machine)
+        for text in (mean, hint):
+            if text:
+                sys.stderr.write(for_people("briefing-doctor: %s: %s\n" % (harness.label, text)))
+
+
 def doctor_show(machine, name, harnesses, as_json, out):
     """Exactly what ``name`` would receive at spawn, per harness, part by part."""
     import json
@@ -329,6 +345,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
         if not any(agent for _, agent in winners):
             sys.stderr.write("briefing-doctor: no agent named %r declares skills here, and no rule "
                              "applies to it (%s)\n" % (name, machine.cwd))
+            unknown_agent_hints(machine, name, [harness for harness, _ in winners])
         return 1
     failed = False
     report = []

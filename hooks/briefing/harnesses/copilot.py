@@ -563,6 +563,7 @@ HARNESS = Harness(
     # .claude-plugin/plugin.json (fact 16, measured).
     hooks_check=copilot_hooks_check,
     installed_check=copilot_installed_check,
+    skill_roots=copilot_skill_roots,
     # The task tool requires agent_type (fact 1): no default agent.
     builtin_agents=COPILOT_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],
