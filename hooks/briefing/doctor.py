@@ -89,7 +89,8 @@ def doctor(argv, out=None):
     projects = {h: machine.project(h) for h in harnesses}
     if options["audit"]:
         from .audit.report import doctor_audit  # the records' reader: --audit only
-        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out)
+        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out,
+                            skipped_harnesses(machine, options["harness"]))
     if options["show"] is not None:
         return doctor_show(machine, options["show"], harnesses, options["json"], out)
     rows = []
