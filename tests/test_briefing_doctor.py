@@ -297,13 +297,24 @@ def test_bad_cwd_is_one_line(sandbox, where, via_link):
     ("--cwd",),
     ("--show",),
     ("extra-positional",),
+    ("--since", "x", "--audit"),
+    ("--agent", "a"),
+    ("--audit", "--show", "a"),
+    ("--json=yes",),
 ], ids=lambda a: " ".join(a))
 @VIA
 def test_usage_errors_exit_2(sandbox, args, via_link):
+    """One line on stderr, naming the problem and where the options are; no traceback (issue 44)."""
     sb = sandbox(HEALTHY)
     result = doctor(sb, *args, via_link=via_link)
-    assert result.rc == 2, result
-    assert (result.out + result.err).strip(), result
+    assert result.rc == 2 and result.out == "", result
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("briefing-doctor: ") and "--help" in lines[0], result
+
+
+def test_a_misspelt_harness_names_the_near_miss(sandbox):
+    result = doctor(sandbox(HEALTHY), "--harness", "cladue")
+    assert result.rc == 2 and "did you mean claude?" in result.err, result
 
 
 @VIA
@@ -312,8 +323,10 @@ def test_help_exits_zero(sandbox, via_link):
     result = doctor(sb, "--help", via_link=via_link)
     assert result.rc == 0, result
     text = result.out + result.err
-    for flag in ("--cwd", "--harness", "--json", "--show"):
-        assert flag in text, (flag, result)
+    for flag in ("--cwd", "--harness", "--json", "--show", "--audit", "--since", "--session", "--agent", "--version"):
+        # each flag on a line of its own, with what it does
+        assert any(l.strip().startswith(flag + " ") and len(l.split()) > 2 for l in text.splitlines()), (flag, result)
+    assert doctor(sb, "-h", via_link=via_link).out == result.out
 
 
 @pytest.mark.parametrize("harness,expect,absent", [

@@ -36,6 +36,7 @@ def test_near_compares_a_bounded_number_of_names():
 
 @pytest.mark.parametrize("a,b,cap,want", [
     ("kitten", "sitting", 3, 3), ("same", "same", 1, 0), ("abc", "abcdefgh", 2, 3), ("", "ab", 2, 2),
+    ("cladue", "claude", 3, 1), ("ab", "ba", 2, 1), ("abcd", "badc", 3, 2),
 ])
 def test_distance(a, b, cap, want):
     assert distance(a, b, cap) == want

@@ -17,17 +17,21 @@ def fold(name):
 
 
 def distance(a, b, cap):
-    """The edit distance of ``a`` and ``b``, or ``cap + 1`` as soon as it is certainly past ``cap``."""
+    """The edit distance of ``a`` and ``b`` (two swapped neighbours are one edit: ``cladue``), or
+    ``cap + 1`` as soon as it is certainly past ``cap``."""
     if abs(len(a) - len(b)) > cap:
         return cap + 1
-    previous = list(range(len(b) + 1))
+    before, previous = None, list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
         for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if before is not None and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
         if min(current) > cap:
             return cap + 1
-        previous = current
+        before, previous = previous, current
     return previous[-1]
 
 
