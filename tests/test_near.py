@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO, agent_md, role_toml, skill_md
 
 sys.path.insert(0, str(REPO / "hooks"))
-from briefing.near import NEAR_CANDIDATES, distance, near  # noqa: E402
+from briefing.near import NEAR_CANDIDATES, NEAR_LOOKUPS, distance, near  # noqa: E402
 
 
 @pytest.mark.parametrize("name,candidates,want", [
@@ -101,3 +101,19 @@ def test_a_kilo_project_in_opencode_says_where_kilo_looks(sandbox):
     result = sb.doctor("--harness", "kilo")
     assert "never from .opencode/" in result.out and ".kilo/agents/" in result.out, result
     assert "never from .opencode/" not in sb.doctor("--harness", "opencode").out
+
+
+def test_a_spawn_looks_up_a_bounded_number_of_near_misses(sandbox):
+    """Thousands of missing names cost NEAR_LOOKUPS lookups at most; the first ones get their hint."""
+    names = ["demo-magi%s" % chr(ord("a") + i % 26) + "x" * (i // 26) for i in range(40)]
+    names = [n for n in names if n != "demo-magic"]
+    sb = sandbox({"project/.claude/agents/many.md": agent_md("many", names),
+                  "project/.claude/skills/demo-magic/SKILL.md": skill_md("demo-magic", "MAGIC\n")})
+    reason = sb.run(sb.guard("many")).reason
+    assert reason.count("did you mean demo-magic?") == min(NEAR_LOOKUPS, 8), reason
+    from briefing.harnesses import HARNESSES
+    from briefing.machine import Machine
+    from briefing.resolution import resolve
+    briefing = resolve(HARNESSES["claude"], Machine(str(sb.project), sb.env()), "many", False)
+    assert len(briefing.missing) == len(names)
+    assert [bool(s.near) for s in briefing.missing] == [True] * NEAR_LOOKUPS + [False] * (len(names) - NEAR_LOOKUPS)

@@ -9,6 +9,11 @@ import os
 
 NEAR_CANDIDATES = 1000  # names compared at most, however many skills or agents exist
 NEAR_SHOWN = 3
+# Lookups of one hook run: a refusal names at most REFUSAL_NAMES skills, and one declaring
+# thousands of missing names must not pay for each (about 15 ms per lookup over 1,000 names,
+# measured); the doctor, which prints every missing skill, allows more (machine.state).
+NEAR_LOOKUPS = 8
+DOCTOR_NEAR_LOOKUPS = 200
 
 
 def fold(name):
@@ -72,13 +77,16 @@ def folder_names(roots):
 
 def near_skills(harness, machine, name):
     """The skill names closest to ``name`` in the roots ``harness`` searches (its ``skill_roots``)."""
-    if harness.skill_roots is None:
+    budget = machine.state.get("near_lookups", NEAR_LOOKUPS)
+    if harness.skill_roots is None or budget <= 0:
         return []
+    machine.state["near_lookups"] = budget - 1
     try:
-        roots = [root for _, root in harness.skill_roots(machine)]
+        names = machine.memo(("near candidates", harness.key),
+                             lambda: folder_names([root for _, root in harness.skill_roots(machine)]))
     except Exception:  # a hint: never the reason a refusal fails
         return []
-    return near(name, folder_names(roots))
+    return near(name, names)
 
 
 def near_agents(harness, machine, name):
