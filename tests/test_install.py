@@ -216,7 +216,7 @@ def test_the_doctor_of_the_built_extension_checks_only_what_it_carries(gemini_bu
     report = doctor("--json")
     assert report.returncode == 0, report
     checks = {c["name"]: c for c in json.loads(report.stdout)["checks"]}
-    assert all(c["status"] == "ok" for c in checks.values()), checks
+    assert all(c["status"] == "ok" for c in checks.values() if c["name"] != "installed"), checks
     assert "invoke_agent guard" in checks["gemini hooks.json"]["detail"], checks
     for name, label in (("hooks.json", "Claude Code"), ("hooks.codex.json", "Codex"),
                         ("copilot-hooks", "Copilot CLI")):

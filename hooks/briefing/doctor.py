@@ -23,6 +23,32 @@ DOCTOR_USAGE = ("usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] 
                 "       briefing-doctor --audit [--since DAYS] [--session ID] [--agent NAME] [--harness H] [--json]"
                 % "|".join(HARNESSES))
 
+DOCTOR_HELP = DOCTOR_USAGE + """
+
+Checks that every agent's declared skills resolve where each harness looks, that briefing is
+installed and enabled in each harness, and its hooks; or shows what one agent receives; or
+audits what past agent runs received. Exit 0 healthy (warnings allowed), 1 problems, 2 usage.
+
+  --cwd DIR       the project folder to check, as the folder the harness is started in (default .)
+  --harness H     %s, or all (default: every harness
+                  this machine runs; the report says which it skipped and why)
+  --json          the report as JSON (docs/doctor.md)
+  --show AGENT    exactly what AGENT receives at spawn, per harness and part
+  --version       the version of this copy of briefing
+  --audit         what each agent run of the recent sessions received, from the harnesses' records
+    --since DAYS  how far back (default 7)
+    --session ID  one session (its id, or the start of it)
+    --agent NAME  one agent's runs
+  -h, --help      this text
+
+Documentation: docs/doctor.md in briefing's repository.""" % ", ".join(HARNESSES)
+
+
+def usage_error(text):
+    """A bad argument: one line on stderr, exit 2 (the help is one flag away)."""
+    sys.stderr.write("briefing-doctor: %s (briefing-doctor --help lists the options)\n" % text)
+    return 2
+
 
 def doctor(argv, out=None):
     """The doctor CLI: 0 healthy (warnings allowed), 1 problems, 2 usage."""
@@ -35,7 +61,7 @@ def doctor(argv, out=None):
         arg = args.pop(0)
         key, eq, value = arg.partition("=")
         if key in ("-h", "--help"):
-            out.write(DOCTOR_USAGE + "\n")
+            out.write(DOCTOR_HELP + "\n")
             return 0
         if key == "--version" and not eq:
             out.write("briefing-doctor %s\n" % plugin_version())
@@ -45,25 +71,22 @@ def doctor(argv, out=None):
         elif key in ("--cwd", "--harness", "--show", "--since", "--session", "--agent"):
             if not eq:
                 if not args:
-                    sys.stderr.write("briefing-doctor: %s needs a value\n%s\n" % (key, DOCTOR_USAGE))
-                    return 2
+                    return usage_error("%s needs a value" % key)
                 value = args.pop(0)
             options[key[2:]] = value
         else:
-            sys.stderr.write("briefing-doctor: unknown argument %r\n%s\n" % (arg, DOCTOR_USAGE))
-            return 2
+            return usage_error("unknown argument %s" % for_people(repr(arg)))
     # "both" is the spelling from the time there were two harnesses; it still means all.
     if options["harness"] not in HARNESSES and options["harness"] not in ("all", "both"):
-        sys.stderr.write("briefing-doctor: --harness must be %s or all\n%s\n" % (
-            ", ".join(HARNESSES), DOCTOR_USAGE))
-        return 2
+        from .near import did_you_mean, near
+        mean = did_you_mean(near(options["harness"], list(HARNESSES) + ["all"]))
+        return usage_error("--harness must be %s or all, not %s%s" % (
+            ", ".join(HARNESSES), for_people(repr(options["harness"])), ": " + mean if mean else ""))
     audit_only = ("since", "session", "agent")
     if not options["audit"] and any(options[k] is not None for k in audit_only):
-        sys.stderr.write("briefing-doctor: --since, --session and --agent go with --audit\n%s\n" % DOCTOR_USAGE)
-        return 2
+        return usage_error("--since, --session and --agent go with --audit")
     if options["audit"] and options["show"] is not None:
-        sys.stderr.write("briefing-doctor: --audit and --show do not go together\n%s\n" % DOCTOR_USAGE)
-        return 2
+        return usage_error("--audit and --show do not go together")
     since = 7.0
     if options["since"] is not None:
         try:
@@ -71,8 +94,7 @@ def doctor(argv, out=None):
         except ValueError:
             since = -1.0
         if not 0 < since <= 3650:
-            sys.stderr.write("briefing-doctor: --since takes a number of days (0 < DAYS <= 3650)\n%s\n" % DOCTOR_USAGE)
-            return 2
+            return usage_error("--since takes a number of days (0 < DAYS <= 3650)")
     cwd = os.path.abspath(options["cwd"])
     if not is_dir(cwd):
         sys.stderr.write("briefing-doctor: %s is not a directory\n" % options["cwd"])
@@ -83,13 +105,16 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
+    from .near import DOCTOR_NEAR_LOOKUPS
+    machine.state["near_lookups"] = DOCTOR_NEAR_LOOKUPS  # every missing skill it prints, within a bound
     # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
     harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
         "all", "both") else (options["harness"],)
     projects = {h: machine.project(h) for h in harnesses}
     if options["audit"]:
         from .audit.report import doctor_audit  # the records' reader: --audit only
-        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out)
+        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out,
+                            skipped_harnesses(machine, options["harness"]))
     if options["show"] is not None:
         return doctor_show(machine, options["show"], harnesses, options["json"], out)
     rows = []
@@ -137,6 +162,10 @@ def doctor(argv, out=None):
     if not rows:
         say("briefing-doctor: no agent in %s declares skills (%s)\n",
             cwd, ", ".join(HARNESSES[h].label for h in harnesses))
+        for key in harnesses:
+            hint = HARNESSES[key].agent_hint(machine)
+            if hint:
+                say("briefing-doctor: %s\n", hint)
     for row in rows:
         if row["file"] is None and row["status"] == "ok":
             continue  # a built-in that rules brief: its rules say so below (--show prints it)
@@ -309,6 +338,18 @@ def skipped_harnesses(machine, option):
             for key in HARNESSES if not HARNESSES[key].in_use(machine)]
 
 
+def unknown_agent_hints(machine, name, harnesses):
+    """After an unknown agent: per harness, the closest names it knows, and where it looks when this
+    project keeps its agents elsewhere (issue 44)."""
+    from .near import did_you_mean, near_agents
+    for harness in harnesses:
+        mean = did_you_mean(near_agents(harness, machine, name))
+        hint = harness.agent_hint(machine)
+        for text in (mean, hint):
+            if text:
+                sys.stderr.write(for_people("briefing-doctor: %s: %s\n" % (harness.label, text)))
+
+
 def doctor_show(machine, name, harnesses, as_json, out):
     """Exactly what ``name`` would receive at spawn, per harness, part by part."""
     import json
@@ -329,6 +370,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
         if not any(agent for _, agent in winners):
             sys.stderr.write("briefing-doctor: no agent named %r declares skills here, and no rule "
                              "applies to it (%s)\n" % (name, machine.cwd))
+            unknown_agent_hints(machine, name, [harness for harness, _ in winners])
         return 1
     failed = False
     report = []

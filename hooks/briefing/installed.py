@@ -41,13 +41,6 @@ def copy_version(root):
     return None
 
 
-def version_key(version):
-    try:
-        return tuple(int(part) for part in version.split("-")[0].split("."))
-    except (AttributeError, ValueError):
-        return None
-
-
 def judge_copy(key, label, root, hooks_check, fix, where=None):
     """The verdict on the copy ``label`` loads from ``root``: there, a copy that runs (its hook
     beside it, not a source folder), its hooks file as that harness reads it, not older than
@@ -64,6 +57,7 @@ def judge_copy(key, label, root, hooks_check, fix, where=None):
     check = hooks_check(root) if hooks_check else None
     if check and check["status"] == "FAIL":
         return result(key, "FAIL", "the copy %s loads (%s) cannot work: %s; %s" % (label, where, check["detail"], fix))
+    from .audit import version_key  # the audit's comparison of an installed copy with this one
     theirs, mine = copy_version(root), copy_version(plugin_root())
     if version_key(theirs) and version_key(mine) and version_key(theirs) < version_key(mine):
         return result(key, "FAIL", "the copy %s loads (%s) is version %s, older than this doctor's %s: update it; %s"

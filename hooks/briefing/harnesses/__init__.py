@@ -61,6 +61,8 @@ class Harness(Record):
     all_agents      (machine) -> (Agent, None) or (None, (path, why)) per declaring agent
     resolve_skill   (machine, name, source) -> Skill, searched where the harness searches
     skill_places    (name) -> where a skill of that name would be looked for, in words
+    skill_roots     (machine) -> [(origin, folder)] of the folders it finds skills in, whose entries
+                    are the candidates of a near miss (near.near_skills), or None
     preloads_native the harness preloads the agent's own ``skills:`` field itself
     native_skip     (machine, Skill) -> why the harness will skip that resolved native entry
                     although it exists (briefing then delivers it), or None: it preloads it
@@ -113,6 +115,9 @@ class Harness(Record):
                     in, where no payload names it (Droid: from its transcripts), or None
     spawn_note      a line of context the sub-session's SessionStart puts in front of its briefing
                     (Droid: what its compaction removes first), or None
+    agent_hint      (machine) -> where the harness looks for agents, when this project keeps agents
+                    where it does not (Kilo and .opencode/), or None: the doctor says it beside
+                    an unknown agent and an empty table
     unused_why      (machine) -> why ``in_use`` left it out, in words (the doctor says so)
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
@@ -122,6 +127,7 @@ class Harness(Record):
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
                   hooks_check=None, trust_check=None, session_check=None, installed_check=None,
                   spawned_agent=None, spawn_note=None,
+                  skill_roots=None, agent_hint=lambda machine: None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,

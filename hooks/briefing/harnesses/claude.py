@@ -1260,6 +1260,7 @@ HARNESS = Harness(
     hooks_check=claude_hooks_check,
     session_check=claude_session_check,
     installed_check=claude_installed_check,
+    skill_roots=claude_skill_roots,
     # briefing's own rules files follow the setting sources, as Claude Code's settings files do.
     loads_scope=claude_loads,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).

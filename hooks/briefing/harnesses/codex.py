@@ -687,6 +687,7 @@ HARNESS = Harness(
     hooks_check=codex_hooks_check,
     trust_check=codex_trust_check,
     installed_check=codex_installed_check,
+    skill_roots=codex_skill_roots,
     preflight_warns=True,
     # An omitted agent_type spawns "default" (codex.md 2.4).
     builtin_agents=CODEX_BUILTIN_ROLES, default_agent="default",

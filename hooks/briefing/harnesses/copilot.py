@@ -72,6 +72,21 @@ def copilot_plugins(machine):
     if machine.state.get("copilot_plugins") is not None:
         return machine.state["copilot_plugins"]
     found = []
+    for entry in copilot_installed(machine):
+        if entry.get("enabled") is False:
+            continue
+        root, name = entry.get("cache_path"), entry.get("name")
+        if isinstance(root, str) and os.path.isabs(root) and is_dir(root):
+            found.append((copilot_plugin_name(root, name if isinstance(name, str) else None), root))
+    own = machine.env.get("COPILOT_PLUGIN_ROOT") or machine.own_plugin_root
+    if own and is_dir(own) and all(real_path(r) != real_path(own) for _, r in found):
+        found.append((copilot_plugin_name(own, None), own))
+    machine.state["copilot_plugins"] = found
+    return found
+
+
+def copilot_installed(machine):
+    """The entries (objects) of ``installedPlugins`` in ``$COPILOT_HOME/config.json``, enabled or not."""
     path = os.path.join(machine.copilot_home, "config.json")
     data = None
     try:
@@ -82,17 +97,7 @@ def copilot_plugins(machine):
     except ValueError as exc:
         warn("%s: invalid JSON (%s)" % (path, exc))
     entries = data.get("installedPlugins") if isinstance(data, dict) else None
-    for entry in entries if isinstance(entries, list) else ():
-        if not isinstance(entry, dict) or entry.get("enabled") is False:
-            continue
-        root, name = entry.get("cache_path"), entry.get("name")
-        if isinstance(root, str) and os.path.isabs(root) and is_dir(root):
-            found.append((copilot_plugin_name(root, name if isinstance(name, str) else None), root))
-    own = machine.env.get("COPILOT_PLUGIN_ROOT") or machine.own_plugin_root
-    if own and is_dir(own) and all(real_path(r) != real_path(own) for _, r in found):
-        found.append((copilot_plugin_name(own, None), own))
-    machine.state["copilot_plugins"] = found
-    return found
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
 def find_copilot_project(machine):
@@ -531,21 +536,14 @@ def copilot_installed_check(machine):
     Copilot CLI loads (copilot_plugins); a ``--plugin-dir`` session is recorded nowhere."""
     from ..installed import checkout, judge_copy, not_installed, result  # the doctor's checks only
     fix = COPILOT_INSTALL % checkout()
-    for name, root in copilot_plugins(machine):
-        if name == "briefing" and is_inside(root, machine.copilot_home):  # recorded, not the running copy
-            return judge_copy("copilot", "Copilot CLI", root, lambda r: copilot_hooks_check(r, installed=True), fix)
-    try:
-        data = parse_json(strip_comment_lines(read_text(os.path.join(machine.copilot_home, "config.json"))))
-    except (Unreadable, ValueError):
-        data = None
-    entries = data.get("installedPlugins") if isinstance(data, dict) else None
-    for entry in entries if isinstance(entries, list) else ():
-        if isinstance(entry, dict) and entry.get("name") == "briefing":
-            if entry.get("enabled") is False:
-                return result("copilot", "WARN", "briefing is installed but disabled in Copilot CLI: "
-                              "copilot plugin enable briefing")
-            return result("copilot", "FAIL", "briefing is installed in Copilot CLI, but its copy (%s) is gone: "
-                          "it loads nothing of it; %s" % (entry.get("cache_path"), fix))
+    for entry in copilot_installed(machine):
+        root = entry.get("cache_path")
+        if entry.get("name") != "briefing" or not (isinstance(root, str) and os.path.isabs(root)):
+            continue
+        if entry.get("enabled") is False:
+            return result("copilot", "WARN", "briefing is installed but disabled in Copilot CLI: "
+                          "copilot plugin enable briefing")
+        return judge_copy("copilot", "Copilot CLI", root, lambda r: copilot_hooks_check(r, installed=True), fix)
     return not_installed("copilot", "Copilot CLI", fix, " (a session started with `copilot --plugin-dir` loads "
                          "it without an install, which the doctor cannot see from outside that session)")
 
@@ -565,6 +563,7 @@ HARNESS = Harness(
     # .claude-plugin/plugin.json (fact 16, measured).
     hooks_check=copilot_hooks_check,
     installed_check=copilot_installed_check,
+    skill_roots=copilot_skill_roots,
     # The task tool requires agent_type (fact 1): no default agent.
     builtin_agents=COPILOT_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],

@@ -293,6 +293,7 @@ HARNESS = Harness(
     all_agents=all_droids,
     resolve_skill=resolve_droid_skill,
     skill_places=droid_skill_places,
+    skill_roots=droid_skill_roots,
     part_budget=None, whole_limit=DROID_LIMIT,
     hooks_check=droid_hooks_check,
     installed_check=droid_installed_check,

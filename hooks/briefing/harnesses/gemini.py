@@ -468,6 +468,7 @@ HARNESS = Harness(
     deny=lambda reason: {"decision": "deny", "reason": reason},
     hooks_check=gemini_hooks_check,
     installed_check=gemini_installed_check,
+    skill_roots=gemini_skill_roots,
     preflight_warns=True,
     # Gemini CLI fills ${…} into an extension's skills (docs/gemini-cli.md): briefing does too.
     render_skill=render_gemini_skill,

@@ -283,9 +283,14 @@ PLUGIN_INSTALL = ("%s/scripts/build-opencode-plugin ~/.local/share/briefing, the
 
 def config_files(machine, cli):
     """The config files whose ``plugin`` arrays the CLI merges: ``<key>.json``/``.jsonc`` in each
-    config folder (config_dirs) and in each project folder, and ``$<CLI>_CONFIG``."""
-    folders = config_dirs(machine, cli) + list(machine.project(cli.key).folders)
-    files = [os.path.join(d, "%s.%s" % (cli.key, ext)) for d in dedupe(folders) for ext in ("json", "jsonc")]
+    config folder (config_dirs) and in each project folder, and ``$<CLI>_CONFIG``. In its config
+    folders Kilo reads ``opencode.json`` too: ``kilo plugin <folder>`` writes the entry into
+    ``.kilo/opencode.json`` (measured on 7.7.7)."""
+    names = dedupe([cli.key, "opencode"])
+    files = [os.path.join(d, "%s.%s" % (n, ext)) for d in config_dirs(machine, cli) for n in names
+             for ext in ("json", "jsonc")]
+    files += [os.path.join(d, "%s.%s" % (cli.key, ext)) for d in machine.project(cli.key).folders
+              for ext in ("json", "jsonc")]
     extra = machine.env.get(cli.env + "_CONFIG")
     return files + ([extra] if extra and os.path.isabs(extra) else [])
 
@@ -350,6 +355,19 @@ def installed_check(machine, cli):
     return named[0] if named else not_installed(cli.key, cli.label, fix)
 
 
+def misplaced_agents(machine, cli):
+    """Kilo reads .kilocode/ and .kilo/, never .opencode/ (measured, facts §8): where a project
+    keeps its agents in .opencode/ alone, say where Kilo looks instead."""
+    found = [os.path.join(f, ".opencode", sub) for f in machine.project(cli.key).folders
+             for sub in ("agent", "agents") if machine.is_dir(os.path.join(f, ".opencode", sub))]
+    if not found:
+        return None
+    return ("%s reads agents from %s (and ~/.config/%s), never from .opencode/, where this project keeps "
+            "them (%s): copy them to %s/agents/" % (
+                cli.label, " and ".join("%s/agents/" % d for d in cli.dot_dirs), cli.config_name,
+                display_path(found[0]), cli.dot_dirs[-1]))
+
+
 def make_harness(key):
     cli = CLIS[key]
     return Harness(
@@ -367,6 +385,9 @@ def make_harness(key):
         hooks_check=plugin_check if key == "opencode" else None,
         trust_check=lambda machine: delivery_check(machine, cli),
         installed_check=lambda machine: installed_check(machine, cli),
+        skill_roots=lambda machine: skill_roots(machine, cli),
+        agent_hint=(lambda machine: misplaced_agents(machine, cli)) if ".opencode" not in cli.dot_dirs else (
+            lambda machine: None),
         preflight_warns=True,
         builtin_agents=cli.builtin_agents,
         agent_names=lambda machine: agent_names(machine, cli),

@@ -442,6 +442,7 @@ HARNESS = Harness(
                                "anyway" % shown_path(qwen_dir(machine)),
     hooks_check=qwen_hooks_check,
     installed_check=qwen_installed_check,
+    skill_roots=qwen_skill_roots,
     trust_check=qwen_delivery_check,
     loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,
