@@ -251,3 +251,68 @@ def test_a_compaction_whose_kept_part_ends_after_the_briefing_loses_it_and_the_a
     audit = run.doctor("--harness", "droid", "--audit", "--json")
     runs = {r["agent"]: r["verdict"] for r in json.loads(audit.stdout)["audit"]}
     assert runs == {"briefed": "lost-after-compaction"}, runs
+
+
+# -- what each CLI runs of the shared hooks/hooks.json ----------------------------
+
+def log_starts(hooks_json, log):
+    """Make every briefing handler log ``<event> sh`` as its shell starts and ``<event> py`` just
+    before it starts the interpreter (after Droid's gate): one line per process of each kind."""
+    data = json.loads(hooks_json.read_text())
+    for event, groups in data["hooks"].items():
+        for group in groups:
+            for handler in group["hooks"]:
+                command = handler["command"]
+                at = command.index("python3 -I -S -B")
+                handler["command"] = "echo '%s sh' >> '%s'; %secho '%s py' >> '%s'; %s" % (
+                    event, log, command[:at], event, log, command[at:])
+    hooks_json.write_text(json.dumps(data, indent=2))
+
+
+def starts(log):
+    counts = {}
+    for line in log.read_text().splitlines() if log.exists() else ():
+        counts[line] = counts.get(line, 0) + 1
+    return counts
+
+
+def test_one_spawn_costs_droid_three_interpreters_and_claude_code_what_it_did(tmp_path, clis):
+    """Droid: the guard, the note, the briefing; SessionStart parts 2..8 and nothing else as shells.
+    Claude Code, from the same file: its guard, its 8 SubagentStart and 8 SessionStart parts as
+    before, and the UserPromptSubmit handler only as a shell that exits (no interpreter)."""
+    from fakes import FakeAnthropic
+    from kit import claude_spawner
+    from runners import REPO, Claude, tracked_copy
+    droid_or_skip()
+    run = droid_runner.DroidRun(tmp_path / "droid", FILES)
+    cache = next((run.home / ".factory" / "plugins" / "cache").glob("*/*/*/hooks/hooks.json"))
+    # The template HOME's copy is shared: instrument a copy of the plugin this run alone points at.
+    record = next((run.home / ".factory" / "plugins" / "installed_plugins").glob("briefing-*.json"))
+    entry = json.loads(record.read_text())
+    mine = tmp_path / "droid-plugin"
+    import shutil
+    shutil.copytree(str(cache.parent.parent), str(mine), symlinks=True)
+    entry["entry"]["installPath"] = str(mine)
+    record.write_text(json.dumps(entry))
+    log = tmp_path / "droid-starts.log"
+    log_starts(mine / "hooks" / "hooks.json", log)
+    with FakeDroid(spawning([["briefed"]])) as server:
+        proc = run.run(server, "go")
+    assert proc.rc == 0, proc
+    assert briefing_of(server.subagent_requests("briefed")[0]), "not briefed through the instrumented copy"
+    assert starts(log) == {"SessionStart sh": 16, "SessionStart py": 2,  # main and sub-droid: part 1 each
+                           "PreToolUse sh": 1, "PreToolUse py": 1,
+                           "UserPromptSubmit sh": 1, "UserPromptSubmit py": 1}, starts(log)
+
+    plugin = tracked_copy(REPO, tmp_path / "claude-plugin")
+    claude_log = tmp_path / "claude-starts.log"
+    log_starts(plugin / "hooks" / "hooks.json", claude_log)
+    with FakeAnthropic(claude_spawner(["briefed"], ["SECRET"])) as anthropic:
+        claude = Claude(tmp_path / "claude", anthropic)
+        claude.write({"project/.claude/agents/briefed.md": agent_md("briefed", ["magic"]),
+                      "project/.claude/skills/magic/SKILL.md": skill_md("magic", "SECRET\n")})
+        result = claude.run("go", plugin_dirs=(plugin,))
+    assert result.rc == 0, result
+    assert starts(claude_log) == {"SessionStart sh": 8, "SessionStart py": 8, "PreToolUse sh": 1,
+                                  "PreToolUse py": 1, "SubagentStart sh": 8, "SubagentStart py": 8,
+                                  "UserPromptSubmit sh": 1}, starts(claude_log)
