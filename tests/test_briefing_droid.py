@@ -279,3 +279,62 @@ def test_the_hooks_file_as_droid_reads_it():
     assert not parts[0]["command"].startswith("[")
     assert all(p["command"].startswith('[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && exit 0; ')
                for p in parts[1:])
+
+
+# --------------------------------------------------------------------------- 6. the audit
+
+def hook_message(event, stdout):
+    return {"type": "message", "id": "h-" + event, "timestamp": "2026-12-06T01:13:38.503Z", "message": {
+        "role": "user", "content": [], "visibility": "user_only", "hookEventName": event,
+        "hookResults": [{"exitCode": 0, "stdout": stdout, "stderr": ""}]}}
+
+
+def audited(box, droid, call, child_lines):
+    """A parent session's Task(``droid``) call, and (``child_lines`` not None) the sub-droid's file."""
+    folder = sessions(box)
+    folder.mkdir(parents=True, exist_ok=True)
+    parent = folder / (PARENT + ".jsonl")
+    lines = parent.read_text().splitlines() if parent.exists() else [
+        json.dumps({"type": "session_start", "id": PARENT, "title": "go", "cwd": str(box.project)})]
+    lines.append(json.dumps({"type": "message", "id": "a-" + call, "timestamp": "2026-12-06T01:13:38.503Z",
+                             "message": {"role": "assistant", "content": [{"type": "tool_use", "id": call,
+                                         "name": "Task", "input": {"subagent_type": droid}}]}}))
+    parent.write_text("\n".join(lines) + "\n")
+    if child_lines is not None:
+        head = {"type": "session_start", "id": call, "callingSessionId": PARENT, "callingToolUseId": call}
+        (folder / ("child-" + call + ".jsonl")).write_text(
+            "".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in [head] + child_lines))
+    return parent
+
+
+def audit_rows(box):
+    out = box.doctor("--harness", "droid", "--audit", "--json", env=droid_env(box))
+    return {r["agent_id"]: r for r in json.loads(out.out)["audit"]}
+
+
+def test_the_audit_reads_droids_records(sandbox):
+    box = sandbox(FILES)
+    transcript = records(box, "briefed")
+    note = run(box, child_payload(box, "SessionStart", transcript)).out
+    briefing = run(box, child_payload(box, "UserPromptSubmit", transcript)).out
+    for path in sessions(box).glob("*.jsonl"):
+        path.unlink()
+    kept = {"type": "compaction_state", "id": "c1", "removedCount": 1}
+    lost = {"type": "compaction_state", "id": "c2", "removedCount": 6}
+    audited(box, "briefed", "t-kept", [hook_message("SessionStart", note), hook_message("UserPromptSubmit", briefing),
+                                        kept, "{not json"])
+    audited(box, "briefed", "t-lost", [hook_message("SessionStart", note), hook_message("UserPromptSubmit", briefing),
+                                        lost])
+    audited(box, "briefed", "t-none", [hook_message("SessionStart", ""), hook_message("UserPromptSubmit", "")])
+    audited(box, "control", "t-control", [hook_message("UserPromptSubmit", "")])
+    parent = audited(box, "missing", "t-refused", None)
+    with parent.open("a") as out:
+        out.write(json.dumps({"type": "message", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t-refused", "is_error": True,
+             "content": "Error: briefing: agent 'missing' references unknown skill(s): no-such-skill."}]}}) + "\n")
+    rows = audit_rows(box)
+    verdicts = {k: r["verdict"] for k, r in rows.items()}
+    assert verdicts == {"t-kept": "briefed", "t-lost": "lost-after-compaction", "t-none": "not-briefed",
+                        "t-control": "no-declaration", "t-refused": "refused"}, verdicts
+    assert rows["t-kept"]["compactions"] == 1 and rows["t-lost"]["compactions"] == 1
+    assert "SECRET-DROID" not in json.dumps(rows)  # names and sizes, never a skill's text
