@@ -381,7 +381,8 @@ def qwen_hooks_check(root):
         # Installed as a Claude Code plugin (qwen extensions install <repo>:briefing): Qwen Code runs
         # Claude Code's file. The Agent matcher fires on its agent tool, and part 1 carries everything.
         parts = sorted(part_of(h["command"]) or 0 for _, h, _, _ in hooks.get("SubagentStart", []))
-        if parts and parts[0] == 1 and any(m in ("Agent", "agent", "^agent$") for m, _, _, _ in
+        # (Its matcher is "Agent|Task", Factory Droid's spawn tool too: it fires here, e2e-tested.)
+        if parts and parts[0] == 1 and any(m in ("Agent", "agent", "^agent$", "Agent|Task") for m, _, _, _ in
                                            hooks.get("PreToolUse", [])):
             return {"name": "qwen hooks.json", "status": "WARN",
                     "detail": "installed from the Claude Code plugin: Qwen Code runs its hooks/hooks.json, "
