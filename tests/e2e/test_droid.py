@@ -316,3 +316,31 @@ def test_one_spawn_costs_droid_three_interpreters_and_claude_code_what_it_did(tm
     assert starts(claude_log) == {"SessionStart sh": 8, "SessionStart py": 8, "PreToolUse sh": 1,
                                   "PreToolUse py": 1, "SubagentStart sh": 8, "SubagentStart py": 8,
                                   "UserPromptSubmit sh": 1}, starts(claude_log)
+
+
+def test_a_rule_briefs_a_built_in_and_a_plugin_droid(tmp_path):
+    """Droids nobody edits: the built-in ``worker`` and a droid another plugin ships (spawned by its
+    plain name), briefed by .briefing/rules.json."""
+    import subprocess
+    from runners import run_process
+    droid_or_skip()
+    plug = {"plug/.claude-plugin/plugin.json": json.dumps({"name": "plug", "version": "1.0.0"}),
+            "plug/.claude-plugin/marketplace.json": json.dumps(
+                {"name": "plug", "owner": {"name": "e2e"}, "plugins": [{"name": "plug", "source": "./"}]}),
+            "plug/agents/plugdroid.md": agent_md("plugdroid", body=BODY)}
+    rules = {"project/.briefing/rules.json": json.dumps({"rules": [
+        {"agents": ["worker", "plugdroid"], "skills": ["magic"], "harness": "droid"}]})}
+    run = droid_runner.DroidRun(tmp_path, dict(FILES, **dict(plug, **rules)))
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"],
+                 ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@localhost", "commit", "-qm", "plug"]):
+        subprocess.run(argv, cwd=str(tmp_path / "plug"), check=True, stdout=subprocess.PIPE)
+    for argv in (["plugin", "marketplace", "add", str(tmp_path / "plug")], ["plugin", "install", "plug@plug"]):
+        proc = run_process([droid_runner.droid_cli()] + argv, droid_runner.base_env(run.home), run.home, 120)
+        assert proc.rc == 0, proc
+    with FakeDroid(spawning([["worker", "plugdroid"]])) as server:
+        proc = run.run(server, "go")
+    server.dump(tmp_path / "requests.jsonl")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    for droid in ("worker", "plugdroid"):
+        first = server.subagent_requests(droid)[0]
+        assert rebuild(briefing_of(first)).skills == {"magic": BODIES["magic"]}, droid
