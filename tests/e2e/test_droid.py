@@ -26,6 +26,7 @@ BIG = "".join("big skill line %05d, read me whole\n" % i for i in range(1875)) +
 BODY = "You are an e2e test droid. Do the task and report.\n"
 MISSING_REASON = "briefing: agent 'missing' references unknown skill(s): no-such-skill"
 
+DA = "project/.factory/droids/%s.md"
 FILES = {
     "project/.factory/droids/briefed.md": agent_md("briefed", ["magic", "second"], body=BODY),
     "project/.factory/droids/other.md": agent_md("other", ["other-skill"], body=BODY),
@@ -344,3 +345,39 @@ def test_a_rule_briefs_a_built_in_and_a_plugin_droid(tmp_path):
     for droid in ("worker", "plugdroid"):
         first = server.subagent_requests(droid)[0]
         assert rebuild(briefing_of(first)).skills == {"magic": BODIES["magic"]}, droid
+
+
+def test_one_name_is_one_text_the_briefing_delivers_the_file_droids_skill_tool_loads(tmp_path):
+    """A skill name in every root Droid reads: briefing delivers the body Droid's own Skill tool
+    loads for that name (measured order: the project's .factory, its .agents, then personal)."""
+    roots = {"project/.factory/skills/a/SKILL.md": "PROJECT-FACTORY", "project/.agents/skills/b/SKILL.md":
+             "PROJECT-AGENTS", "home/.factory/skills/c/SKILL.md": "USER-FACTORY",
+             "home/.agents/skills/d/SKILL.md": "USER-AGENTS"}
+    files = {path: skill_md("dup", "DUP-FROM-%s\n" % where) for path, where in roots.items()}
+    files.update({path.replace("/a/", "/x/").replace("/b/", "/y/"): skill_md("dup2", "DUP2-FROM-%s\n" % where)
+                  for path, where in roots.items() if where in ("PROJECT-AGENTS", "USER-FACTORY")})
+    files[DA % "dupper"] = agent_md("dupper", ["dup", "dup2"], body=BODY)
+    droid_or_skip()
+    run = droid_runner.DroidRun(tmp_path, files)
+
+    def script(request):
+        if request.is_summary:
+            return "SUMMARY."
+        if request.is_subagent:
+            return "VERDICT"
+        done = len(request.tool_results())
+        if done < 2:
+            return [tool_use("Skill", {"skill": ("dup", "dup2")[done]})]
+        if done == 2:
+            return [task("dupper", "TASK-FOR:dupper")]
+        return "MAIN-DONE"
+
+    with FakeDroid(script) as server:
+        proc = run.run(server, "go")
+    server.dump(tmp_path / "requests.jsonl")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    loaded = [body for _, body in server.main_requests()[-1].tool_results()[:2]]
+    skills = rebuild(briefing_of(server.subagent_requests("dupper")[0])).skills
+    for name, text in zip(("dup", "dup2"), loaded):
+        assert skills[name].strip() in text, (name, skills[name], text)
+    assert skills == {"dup": "DUP-FROM-PROJECT-FACTORY\n", "dup2": "DUP2-FROM-PROJECT-AGENTS\n"}
