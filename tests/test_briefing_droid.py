@@ -338,3 +338,22 @@ def test_the_audit_reads_droids_records(sandbox):
                         "t-control": "no-declaration", "t-refused": "refused"}, verdicts
     assert rows["t-kept"]["compactions"] == 1 and rows["t-lost"]["compactions"] == 1
     assert "SECRET-DROID" not in json.dumps(rows)  # names and sizes, never a skill's text
+
+
+@pytest.mark.parametrize("enabled, status", [(True, "ok"), (False, "WARN"), (None, "WARN")])
+def test_the_installed_check(sandbox, tmp_path, enabled, status):
+    import shutil
+    box = sandbox(FILES)
+    copy = box.home / ".factory" / "plugins" / "cache" / "briefing"
+    shutil.copytree(str(REPO / "hooks"), str(copy / "hooks"), ignore=shutil.ignore_patterns("__pycache__"))
+    if enabled is not None:
+        box.write({"home/.factory/plugins/installed_plugins/briefing-briefing-user-1.json": json.dumps(
+            {"pluginId": "briefing@briefing", "entry": {"scope": "user", "installPath": str(copy)}}),
+            "home/.factory/settings.json": json.dumps({"enabledPlugins": {"briefing@briefing": enabled}})})
+    out = box.doctor("--harness", "droid", "--json", env=droid_env(box))
+    check, = [c for c in json.loads(out.out)["checks"] if c["name"] == "installed"]
+    assert check["status"] == status, check
+    if enabled is False:
+        assert "droid plugin install briefing@briefing" in check["detail"], check
+    if enabled is None:
+        assert "droid plugin marketplace add" in check["detail"], check

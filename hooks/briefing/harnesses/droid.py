@@ -281,8 +281,12 @@ def droid_installed_check(machine):
     except OSError:
         records = []
     if records:
-        return result("droid", "WARN", "briefing is installed in Droid (%s) but not enabled: "
-                      "droid plugin install briefing@<marketplace>, or enable it in /plugins" % shown_path(records[0]))
+        # Droid 0.225.2 has no `plugin enable`: install again (it enables), or set enabledPlugins.
+        ids = [data.get("pluginId") for data in map(read_json, records) if isinstance(data, dict)]
+        plugin_id = next((i for i in ids if isinstance(i, str)), "briefing@<marketplace>")
+        return result("droid", "WARN", "briefing is installed in Droid (%s) but not enabled for this project: "
+                      "droid plugin install %s, or \"enabledPlugins\": {\"%s\": true} in ~/.factory/settings.json"
+                      % (shown_path(records[0]), plugin_id, plugin_id))
     return not_installed("droid", "Droid", fix)
 
 
