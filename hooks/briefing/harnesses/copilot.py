@@ -7,12 +7,12 @@ frontmatter name, at any depth), its native preload, and its hooks-file check.
 import os
 
 from ..constants import PARTS
-from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, read_tail,
+from ..files import (ABSENT, is_dir, is_file, is_inside, read_json, read_tail,
                      read_text, read_text_or_empty, real_path, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with, parse_json
-from ..lookup import (declaring_md_agents, find_in_tree, first_usable, folders_to_git_root, index_by_name,
-                      load_md_agent)
+from ..lookup import (declaring_md_agents, find_in_tree, first_usable, folders_to_git_root, load_md_agent,
+                      named_skill_files)
 from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values
 from ..records import Project, Skill, Unreadable
@@ -182,68 +182,6 @@ def find_copilot_agent_in(root, name, recursive):
     """``<name>.agent.md`` or ``<name>.md`` first (trusted when its name agrees), then every ``*.md``."""
     walked = None if recursive else sorted(top_level_files(root, ".md"))
     return find_in_tree(root, name, ".md", load_copilot_agent, fast=COPILOT_FAST, walked=walked)
-
-
-def skill_files(root):
-    """Every SKILL.md below ``root`` at any depth, in sorted order, not descending into a skill.
-
-    Measured on 1.0.102: ``.github/skills/g/a/b/SKILL.md`` is a skill, and a
-    SKILL.md inside another skill's folder (``outer/inner/SKILL.md``) is not.
-    A symlink loop is cut at its first repeat.
-    """
-    seen, stack = set(), [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            info = os.stat(folder)
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except (OSError, ValueError):
-            continue
-        if (info.st_dev, info.st_ino) in seen:
-            continue
-        seen.add((info.st_dev, info.st_ino))
-        subdirs = []
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                if not entry.is_dir():
-                    continue
-            except OSError:
-                continue
-            found = os.path.join(entry.path, "SKILL.md")
-            if os.path.lexists(found):
-                yield found
-            else:
-                subdirs.append(entry.path)
-        stack.extend(reversed(subdirs))
-
-
-def named_skill_files(machine, root, skill):
-    """SKILL.md files under ``root`` whose frontmatter ``name`` is ``skill``.
-
-    Copilot CLI knows a skill by its frontmatter name, not its folder (measured on
-    1.0.102: ``skills: [fm-name]`` preloads ``folder-x/SKILL.md`` named ``fm-name``;
-    ``skills: [folder-y]`` preloads nothing when that folder's skill has another
-    name, and a SKILL.md without a name is no skill). ``<root>/<skill>/`` is tried
-    first, then every skill folder at any depth (``skill_files``).
-    """
-    fast = os.path.join(root, skill, "SKILL.md")
-    kind = path_kind(fast)
-    if kind == "other":
-        yield fast  # unusable: first_usable says why when nothing else is found
-    elif kind == "file":
-        try:
-            if frontmatter_name(read_text(fast)) == skill:
-                yield fast
-        except Unreadable:
-            yield fast
-    # A declaration of thousands of names would otherwise walk the root and read every
-    # skill in it once per name: the walk and the names are read once per payload.
-    index = machine.memo(("frontmatter name index", root), lambda: index_by_name(skill_files(root), frontmatter_name))
-    for path in index.get(skill, ()):
-        if path != fast:
-            yield path
 
 
 def resolve_copilot_skill(machine, name, source):

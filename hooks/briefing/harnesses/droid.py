@@ -18,10 +18,9 @@ import os
 
 from ..files import Unreadable, is_dir, is_file, is_inside, open_regular, read_json, read_tail, shown_path, top_level_files
 from . import HARNESSES, Harness
-from ..lookup import declaring_md_agents, find_in_tree, first_usable, load_md_agent
+from ..lookup import declaring_md_agents, find_in_tree, first_usable, load_md_agent, named_skill_files
 from ..names import split_plugin_name
 from ..records import Project, Skill
-from .copilot import named_skill_files
 
 # Droid takes one additionalContext of any size from UserPromptSubmit (100,000 characters
 # arrived whole, facts §3); the cap of the other one-context harnesses.
