@@ -189,6 +189,17 @@ def test_records_that_say_nothing_sure_brief_nobody(sandbox, case, tmp_path):
     assert out.out == "", out
 
 
+def test_a_sub_droid_whose_call_is_not_in_the_parents_record_is_named_by_droids_task_header(sandbox):
+    box = sandbox(FILES)
+    path = records(box, "briefed", parent_lines=[{"type": "session_start", "id": PARENT}])
+    header = "# Task Tool Invocation\n\nSubagent type: briefed\nTask description: d\n"
+    out = run(box, child_payload(box, "UserPromptSubmit", path, prompt=header))
+    assert rebuild([out.context]).skills == {"magic": "SECRET-DROID\n"}
+    # Not in a main session: there the header is only text someone typed.
+    main = records(box, "briefed", child_head={"type": "session_start", "id": CHILD, "title": "go"})
+    assert run(box, child_payload(box, "UserPromptSubmit", main, prompt=header)).out == ""
+
+
 def test_parallel_sub_droids_each_find_their_own_call(sandbox):
     box = sandbox(dict(FILES, **{DA % "other": agent_md("other", ["second"]),
                                  DS % "second": skill_md("second", "SECRET-SECOND\n")}))

@@ -203,7 +203,21 @@ def droid_spawned(machine, payload):
     if not (safe_id(parent) and safe_id(call)):
         return None
     tail = read_tail(os.path.join(os.path.dirname(transcript), parent + ".jsonl"), PARENT_TAIL)
-    return task_call_agent(tail, call) if tail else None
+    name = task_call_agent(tail, call) if tail else None
+    return name or prompt_agent(payload.get("prompt"))
+
+
+# The head of the prompt Droid renders for a sub-droid (facts §5): the parent model writes only the
+# task between the BEGIN/END markers below it. Read only where the sub-droid's own transcript says
+# it is one and the parent's record of the call cannot be found.
+TASK_HEADER = "# Task Tool Invocation\n\nSubagent type: "
+
+
+def prompt_agent(prompt):
+    if not isinstance(prompt, str) or not prompt.startswith(TASK_HEADER):
+        return None
+    name = prompt[len(TASK_HEADER):].split("\n", 1)[0]
+    return name if 0 < len(name) <= 256 else None
 
 
 def task_call_agent(tail, call):
