@@ -317,6 +317,9 @@ HARNESS = Harness(
     builtin_agents=DROID_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_droids(machine, every=True) if a],
     spawned_agent=droid_spawned, spawn_note=DROID_NOTE,
+    # Droid makes ~/.factory on its first run: without it, its built-ins are nobody's concern here.
     in_use=lambda machine: is_dir(factory_dir(machine)),
+    unused_why=lambda machine: "%s does not exist (Droid makes it on its first run); --harness droid checks it "
+                               "anyway" % shown_path(factory_dir(machine)),
     redelivery="at spawn, at the sub-droid's UserPromptSubmit (a one-line SessionStart note in front of it "
                "is what Droid's compaction removes first)")
