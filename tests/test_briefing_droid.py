@@ -368,3 +368,43 @@ def test_the_installed_check(sandbox, tmp_path, enabled, status):
         assert "droid plugin install briefing@briefing" in check["detail"], check
     if enabled is None:
         assert "droid plugin marketplace add" in check["detail"], check
+
+
+# The records Droid 0.225.2 wrote in tests/e2e/test_droid.py's runs, trimmed by
+# tests/data/audit/trim.py: the session (briefed, other and big in parallel, control, missing refused),
+# a sub-droid compacted twice with the briefing kept, and one whose compaction removed it.
+CAPTURED = REPO / "tests" / "data" / "audit"
+
+
+def load_captured(box, name):
+    import shutil
+    shutil.copytree(str(CAPTURED / name / "home"), str(box.home), dirs_exist_ok=True)
+    folder = box.home / ".factory" / "sessions"
+    slug = str(box.project).replace("/", "-")
+    (folder / "@SLUG@").rename(folder / slug)
+    for path in (folder / slug).glob("*.jsonl"):
+        path.write_text(path.read_text().replace("@ROOT@", str(box.root)))
+    return box
+
+
+@pytest.mark.parametrize("name, verdicts", [
+    ("droid", {"briefed": ["briefed"], "other": ["briefed"], "big": ["briefed"], "control": ["no-declaration"],
+               "missing": ["refused"]}),
+    ("droid-kept", {"briefed": ["briefed"]}),
+    ("droid-lost", {"briefed": ["lost-after-compaction"]}),
+])
+def test_the_audit_of_records_droid_wrote(sandbox, name, verdicts):
+    box = load_captured(sandbox(FILES if name == "droid" else {DA % "briefed": agent_md("briefed", ["magic", "second"]),
+                                                               DS % "magic": skill_md("magic", "m\n"),
+                                                               "project/.agents/skills/second/SKILL.md":
+                                                                   skill_md("second", "s\n")}), name)
+    out = box.doctor("--harness", "droid", "--audit", "--json", "--since", "3650", env=droid_env(box))
+    rows = json.loads(out.out)["audit"]
+    found = {}
+    for row in rows:
+        found.setdefault(row["agent"], []).append(row["verdict"])
+    assert found == verdicts, rows
+    if name == "droid-kept":
+        assert rows[0]["compactions"] == 2, rows
+    text = box.doctor("--harness", "droid", "--audit", "--since", "3650", env=droid_env(box)).out
+    assert "MAGIC-DROID" not in text and "big skill line" not in text  # never a skill's text
