@@ -19,6 +19,10 @@ PLACEHOLDERS = ("${CLAUDE_PLUGIN_ROOT}", "${extensionPath}")
 HOOKS_FILES = ["hooks/hooks.json", "hooks/hooks.codex.json", "hooks/hooks.copilot.json",
                "gemini/hooks/hooks.json", "qwen/hooks/hooks.json"]
 GEMINI_PREFIX = 'set "\\" <#"; '
+# hooks/hooks.json's shell test in front of a handler one of its two readers skips (Claude Code,
+# Factory Droid: docs/factory-droid.md).
+DROID_GATES = ('[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] || exit 0; ',
+               '[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && exit 0; ')
 
 
 def briefing_handlers(path):
@@ -43,6 +47,9 @@ def posix_part(command):
     """The POSIX half of a command (Gemini CLI's runs both in bash and in PowerShell)."""
     if command.startswith(GEMINI_PREFIX):
         return command[len(GEMINI_PREFIX):].split("; #> ", 1)[0]
+    for gate in DROID_GATES:
+        if command.startswith(gate):
+            return command[len(gate):]
     return command
 
 
@@ -65,9 +72,12 @@ def python_dir(python):
     return _DIRS[python]
 
 
-def run_registered(command, root, payload, env, cwd, python, shell="/bin/sh", timeout=30):
-    """Run a registered command under ``shell -c`` with ``python`` as python3 (first on PATH)."""
+def run_registered(command, root, payload, env, cwd, python, shell="/bin/sh", timeout=30, droid=False):
+    """Run a registered command under ``shell -c`` with ``python`` as python3 (first on PATH);
+    ``droid``: as Factory Droid runs it, which substitutes ``${DROID_PLUGIN_ROOT}`` too."""
     env = dict(env)
+    if droid:
+        command = command.replace("${DROID_PLUGIN_ROOT}", str(root))
     env["PATH"] = str(python_dir(python)) + os.pathsep + env.get("PATH", "/usr/bin:/bin")
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return subprocess.run([shell, "-c", substituted(command, root)], input=data, stdout=subprocess.PIPE,

@@ -1231,7 +1231,7 @@ def test_parts_are_registered_in_order(event):
 
 def test_guard_is_registered_on_agent():
     handlers = registered("PreToolUse")
-    assert [m for m, _ in handlers] == ["Agent"]
+    assert [m for m, _ in handlers] == ["Agent|Task"]  # Task: Factory Droid's spawn tool (docs/factory-droid.md)
     assert "--part" not in handlers[0][1]["command"]
 
 

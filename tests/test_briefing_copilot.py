@@ -447,7 +447,15 @@ def test_copilot_file_must_not_take_parts(sandbox):
 
 def test_without_the_copilot_manifest_copilot_reads_hooks_json_and_the_doctor_warns(sandbox):
     sb = sandbox()
-    result, check = copilot_check(sb, _copilot_copy(sb, lambda hooks: None, manifest=False))
+    program = _copilot_copy(sb, lambda hooks: None, manifest=False)
+    # The copy itself is one made for Claude Code alone: nothing of Copilot's to warn about (issue 44) ...
+    result, check = copilot_check(sb, program)
+    assert check["status"] == "ok" and "no Copilot CLI plugin" in check["detail"], check
+    # ... until Copilot CLI loads it: then the installed check says what it runs.
+    sb.write({"home/.copilot/config.json": json.dumps({"installedPlugins": [
+        {"name": "briefing", "enabled": True, "cache_path": str(sb.path("plugin"))}]})})
+    result = sb.run(stdin="", args=("doctor", "--harness", "copilot", "--json"), program=program, check=False)
+    check, = [c for c in json.loads(result.out)["checks"] if c["name"] == "installed"]
     assert check["status"] == "WARN" and "hooks/hooks.json" in check["detail"], check
     assert "%d processes" % PARTS in check["detail"]
     assert result.rc == 0

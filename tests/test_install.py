@@ -75,7 +75,8 @@ def test_the_fast_path_comes_first_and_the_part_last(rel):
         command = handler["command"]
         first = first_attempt(command)
         assert first[:4] == ["python3", "-I", "-S", "-B"] and first[4].endswith("/hooks/briefing-preload"), command
-        tail = first[-2:] if rel == "hooks/hooks.json" and event != "PreToolUse" else []
+        # Droid's UserPromptSubmit handler, like the guard, has no parts (docs/factory-droid.md).
+        tail = first[-2:] if rel == "hooks/hooks.json" and event not in ("PreToolUse", "UserPromptSubmit") else []
         if tail:
             assert tail[0] == "--part", command
         # The fallback gets the first attempt's status and the same --part; a vanished folder is
@@ -215,7 +216,7 @@ def test_the_doctor_of_the_built_extension_checks_only_what_it_carries(gemini_bu
     report = doctor("--json")
     assert report.returncode == 0, report
     checks = {c["name"]: c for c in json.loads(report.stdout)["checks"]}
-    assert all(c["status"] == "ok" for c in checks.values()), checks
+    assert all(c["status"] == "ok" for c in checks.values() if c["name"] != "installed"), checks
     assert "invoke_agent guard" in checks["gemini hooks.json"]["detail"], checks
     for name, label in (("hooks.json", "Claude Code"), ("hooks.codex.json", "Codex"),
                         ("copilot-hooks", "Copilot CLI")):

@@ -25,7 +25,8 @@ main(sys.argv[1:])
 sys.stdout.write("\\n" + json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "briefing")))
 """
 
-HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini", "qwen", "opencode", "kilo")}
+HARNESS_MODULES = {"briefing.harnesses.%s" % key for key in ("claude", "codex", "copilot", "gemini", "qwen", "opencode", "kilo",
+                                                              "droid")}
 EVERY_RUN = {"briefing", "briefing.main", "briefing.handlers", "briefing.harnesses"}
 
 FILES = {
@@ -43,6 +44,9 @@ FILES = {
     "project/.qwen/agents/qgood.md": agent_md("qgood", ["style"], body="${hook_context}\n"),
     "project/.qwen/agents/qbroken.md": agent_md("qbroken", ["gone"], body="${hook_context}\n"),
     "project/.qwen/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
+    "project/.factory/droids/dgood.md": agent_md("dgood", ["style"]),
+    "project/.factory/droids/dbroken.md": agent_md("dbroken", ["gone"]),
+    "project/.factory/skills/style/SKILL.md": skill_md("style", "STYLE BODY\n"),
 }
 
 # (row, payload and args and env, the one harness module it may load, what else it may load)
@@ -80,7 +84,33 @@ ROWS = [
      "codex", set()),
     ("copilot tool call after a compaction", lambda sb: (compacted_copilot(sb), (), sb.copilot_env()),
      "copilot", {"briefing.process"}),
+    # Issue 46: Factory Droid sets CLAUDE_PROJECT_DIR too; the sub-droid is found through its transcripts.
+    ("droid guard", lambda sb: (droid_payload(sb, "PreToolUse", tool_name="Task",
+                                              tool_input={"subagent_type": "dbroken"}), (), droid_env(sb)),
+     "droid", {"briefing.private"}),
+    ("droid note", lambda sb: (droid_payload(sb, "SessionStart", sub="dgood", source="startup",
+                                             calling_session_id="p-1"), ("--part", "1"), droid_env(sb)), "droid", set()),
+    ("droid brief", lambda sb: (droid_payload(sb, "UserPromptSubmit", sub="dgood", prompt="p"), (), droid_env(sb)),
+     "droid", set()),
 ]
+
+
+def droid_env(sb):
+    return {"DROID_PROJECT_DIR": str(sb.project), "FACTORY_PROJECT_DIR": str(sb.project),
+            "CLAUDE_PROJECT_DIR": str(sb.project)}
+
+
+def droid_payload(sb, event, sub=None, **fields):
+    """A Droid payload; ``sub``: in a sub-droid of that name, its and its parent's transcripts written."""
+    folder = "home/.factory/sessions/%s/" % str(sb.project).replace("/", "-")
+    sb.write({folder + "p-1.jsonl": json.dumps({"type": "message", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"subagent_type": sub}}]}}) + "\n",
+              folder + "c-1.jsonl": json.dumps({"type": "session_start", "id": "c-1", "callingSessionId": "p-1",
+                                                "callingToolUseId": "toolu_1"}) + "\n"})
+    data = {"session_id": "c-1" if sub else "p-1", "transcript_path": str(sb.path(folder + ("c-1.jsonl" if sub else "p-1.jsonl"))),
+            "cwd": str(sb.project), "hook_event_name": event}
+    data.update(fields)
+    return data
 
 
 def loaded_claude(sb):

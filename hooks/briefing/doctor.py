@@ -24,6 +24,32 @@ DOCTOR_USAGE = ("usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] 
                 "       briefing-doctor --loaded [--session ID] [--harness H] [--json]"
                 % "|".join(HARNESSES))
 
+DOCTOR_HELP = DOCTOR_USAGE + """
+
+Checks that every agent's declared skills resolve where each harness looks, that briefing is
+installed and enabled in each harness, and its hooks; or shows what one agent receives; or
+audits what past agent runs received. Exit 0 healthy (warnings allowed), 1 problems, 2 usage.
+
+  --cwd DIR       the project folder to check, as the folder the harness is started in (default .)
+  --harness H     %s, or all (default: every harness
+                  this machine runs; the report says which it skipped and why)
+  --json          the report as JSON (docs/doctor.md)
+  --show AGENT    exactly what AGENT receives at spawn, per harness and part
+  --version       the version of this copy of briefing
+  --audit         what each agent run of the recent sessions received, from the harnesses' records
+    --since DAYS  how far back (default 7)
+    --session ID  one session (its id, or the start of it)
+    --agent NAME  one agent's runs
+  -h, --help      this text
+
+Documentation: docs/doctor.md in briefing's repository.""" % ", ".join(HARNESSES)
+
+
+def usage_error(text):
+    """A bad argument: one line on stderr, exit 2 (the help is one flag away)."""
+    sys.stderr.write("briefing-doctor: %s (briefing-doctor --help lists the options)\n" % text)
+    return 2
+
 
 def doctor(argv, out=None):
     """The doctor CLI: 0 healthy (warnings allowed), 1 problems, 2 usage."""
@@ -36,7 +62,7 @@ def doctor(argv, out=None):
         arg = args.pop(0)
         key, eq, value = arg.partition("=")
         if key in ("-h", "--help"):
-            out.write(DOCTOR_USAGE + "\n")
+            out.write(DOCTOR_HELP + "\n")
             return 0
         if key == "--version" and not eq:
             out.write("briefing-doctor %s\n" % plugin_version())
@@ -46,18 +72,17 @@ def doctor(argv, out=None):
         elif key in ("--cwd", "--harness", "--show", "--since", "--session", "--agent"):
             if not eq:
                 if not args:
-                    sys.stderr.write("briefing-doctor: %s needs a value\n%s\n" % (key, DOCTOR_USAGE))
-                    return 2
+                    return usage_error("%s needs a value" % key)
                 value = args.pop(0)
             options[key[2:]] = value
         else:
-            sys.stderr.write("briefing-doctor: unknown argument %r\n%s\n" % (arg, DOCTOR_USAGE))
-            return 2
+            return usage_error("unknown argument %s" % for_people(repr(arg)))
     # "both" is the spelling from the time there were two harnesses; it still means all.
     if options["harness"] not in HARNESSES and options["harness"] not in ("all", "both"):
-        sys.stderr.write("briefing-doctor: --harness must be %s or all\n%s\n" % (
-            ", ".join(HARNESSES), DOCTOR_USAGE))
-        return 2
+        from .near import did_you_mean, near
+        mean = did_you_mean(near(options["harness"], list(HARNESSES) + ["all"]))
+        return usage_error("--harness must be %s or all, not %s%s" % (
+            ", ".join(HARNESSES), for_people(repr(options["harness"])), ": " + mean if mean else ""))
     audit_only = ("since", "session", "agent")
     if options["loaded"] and (options["audit"] or options["show"] is not None):
         sys.stderr.write("briefing-doctor: --loaded goes with neither --audit nor --show\n%s\n" % DOCTOR_USAGE)
@@ -65,11 +90,9 @@ def doctor(argv, out=None):
     if options["loaded"]:
         audit_only = ("since", "agent")  # --session names the session --loaded reads
     if not options["audit"] and any(options[k] is not None for k in audit_only):
-        sys.stderr.write("briefing-doctor: --since, --session and --agent go with --audit\n%s\n" % DOCTOR_USAGE)
-        return 2
+        return usage_error("--since, --session and --agent go with --audit")
     if options["audit"] and options["show"] is not None:
-        sys.stderr.write("briefing-doctor: --audit and --show do not go together\n%s\n" % DOCTOR_USAGE)
-        return 2
+        return usage_error("--audit and --show do not go together")
     since = 7.0
     if options["since"] is not None:
         try:
@@ -77,8 +100,7 @@ def doctor(argv, out=None):
         except ValueError:
             since = -1.0
         if not 0 < since <= 3650:
-            sys.stderr.write("briefing-doctor: --since takes a number of days (0 < DAYS <= 3650)\n%s\n" % DOCTOR_USAGE)
-            return 2
+            return usage_error("--since takes a number of days (0 < DAYS <= 3650)")
     cwd = os.path.abspath(options["cwd"])
     if not is_dir(cwd):
         sys.stderr.write("briefing-doctor: %s is not a directory\n" % options["cwd"])
@@ -89,13 +111,16 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
+    from .near import DOCTOR_NEAR_LOOKUPS
+    machine.state["near_lookups"] = DOCTOR_NEAR_LOOKUPS  # every missing skill it prints, within a bound
     # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
     harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
         "all", "both") else (options["harness"],)
     projects = {h: machine.project(h) for h in harnesses}
     if options["audit"]:
         from .audit.report import doctor_audit  # the records' reader: --audit only
-        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out)
+        return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out,
+                            skipped_harnesses(machine, options["harness"]))
     if options["loaded"]:
         from .loaded import doctor_loaded  # docs/loaded-skills.md: --loaded only
         return doctor_loaded(machine, harnesses, options["session"], options["json"], out)
@@ -115,14 +140,15 @@ def doctor(argv, out=None):
     rules, rule_checks = rule_report(machine, harnesses)
     from .private import private_report
     private = private_report(machine, harnesses, rows, rules)  # docs/private-skills.md: WARN at most
-    checks = rule_checks + doctor_checks(machine, harnesses)
+    checks = rule_checks + doctor_checks(machine, harnesses, options["harness"] in ("all", "both"))
+    skipped = skipped_harnesses(machine, options["harness"])
     failed = any(r["status"] == "FAIL" for r in rows + rules) or any(c["status"] == "FAIL" for c in checks)
     if options["json"]:
         described = {h: {"folder": p.folder, "source": p.source, "why": p.why, "folders": p.folders,
                          "reads": p.reads} for h, p in projects.items()}
         out.write(json.dumps({"version": 1, "cwd": cwd, "ok": not failed, "projects": described,
                               "agents": rows, "rules": rules, "private_skills": private,
-                              "checks": checks}, indent=2) + "\n")
+                              "checks": checks, "skipped_harnesses": skipped}, indent=2) + "\n")
         return 1 if failed else 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     paint = {"ok": "\x1b[32m", "WARN": "\x1b[33m", "FAIL": "\x1b[31m"}
@@ -140,9 +166,15 @@ def doctor(argv, out=None):
             say("project %-6s %s: %s\n", key, display_path(project.folder), project.why)
             say("               reads %s in: %s\n",
                 project.reads, ", ".join(display_path(f) for f in project.folders))
+    for entry in skipped:
+        say("skipped %s: %s\n", HARNESSES.record(entry["harness"]).label, entry["why"])
     if not rows:
         say("briefing-doctor: no agent in %s declares skills (%s)\n",
             cwd, ", ".join(HARNESSES[h].label for h in harnesses))
+        for key in harnesses:
+            hint = HARNESSES[key].agent_hint(machine)
+            if hint:
+                say("briefing-doctor: %s\n", hint)
     for row in rows:
         if row["file"] is None and row["status"] == "ok":
             continue  # a built-in that rules brief: its rules say so below (--show prints it)
@@ -204,10 +236,18 @@ def doctor(argv, out=None):
         for text in record["warnings"]:
             say("        WARN: %s\n", text)
     for check in checks:
-        if check["status"] != "ok" or check.get("shown"):
+        if check["status"] != "ok" or check.get("shown") or (check["name"] == "installed" and not every_quiet(
+                check, options["harness"])):
             out.write(status_word(check["status"]))
-            say("  check  %s: %s\n", check["name"], check["detail"])
+            say("  check  %s%s: %s\n", check["name"], " " + check["harness"] if "harness" in check else "",
+                check["detail"])
     return 1 if failed else 0
+
+
+def every_quiet(check, option):
+    """An ``installed`` check that is ok is one line of the text report, except in the default list for a
+    harness briefing is not installed in (installed_checks: quiet)."""
+    return option in ("all", "both") and "not installed" in check["detail"]
 
 
 def files_records(briefing):
@@ -276,13 +316,47 @@ def rendered_tokens(briefing, skill):
     return [{"token": token, "count": count} for token, count in (rendering.tokens if rendering else ())]
 
 
-def doctor_checks(machine, harnesses):
-    """Installation checks: every harness's hooks file in this plugin, and hook trust."""
+def doctor_checks(machine, harnesses, every=False):
+    """Installation checks: the hooks file of each harness looked at in this plugin, hook trust, and
+    whether briefing is installed where each harness loads it from (``every``: the default list)."""
     root = plugin_root()
-    checks = [h.hooks_check(root) for h in HARNESSES.values() if h.hooks_check]
+    checks = [HARNESSES[key].hooks_check(root) for key in harnesses if HARNESSES[key].hooks_check]
+    checks += installed_checks(machine, harnesses, every)
     checks += [HARNESSES[key].trust_check(machine) for key in harnesses if HARNESSES[key].trust_check]
     checks += [HARNESSES[key].session_check(machine) for key in harnesses if HARNESSES[key].session_check]
     return checks
+
+
+def installed_checks(machine, harnesses, every):
+    """One ``installed`` check per harness (docs/doctor.md "Installed"). In the default list, a
+    harness briefing is not installed in stays quiet (ok, its detail kept) once it is installed in
+    another: only a machine where it is installed nowhere is told to install it."""
+    checks = [HARNESSES[key].installed_check(machine) for key in harnesses if HARNESSES[key].installed_check]
+    missing = [c for c in checks if c["status"] == "WARN" and "not installed" in c["detail"]]
+    if every and len(missing) < len(checks):
+        for check in missing:
+            check["status"] = "ok"
+    return checks
+
+
+def skipped_harnesses(machine, option):
+    """[{"harness", "why"}] of the harnesses the default list leaves out (none for one --harness)."""
+    if option not in ("all", "both"):
+        return []
+    return [{"harness": key, "why": HARNESSES[key].unused_why(machine)}
+            for key in HARNESSES if not HARNESSES[key].in_use(machine)]
+
+
+def unknown_agent_hints(machine, name, harnesses):
+    """After an unknown agent: per harness, the closest names it knows, and where it looks when this
+    project keeps its agents elsewhere (issue 44)."""
+    from .near import did_you_mean, near_agents
+    for harness in harnesses:
+        mean = did_you_mean(near_agents(harness, machine, name))
+        hint = harness.agent_hint(machine)
+        for text in (mean, hint):
+            if text:
+                sys.stderr.write(for_people("briefing-doctor: %s: %s\n" % (harness.label, text)))
 
 
 def doctor_show(machine, name, harnesses, as_json, out):
@@ -305,6 +379,7 @@ def doctor_show(machine, name, harnesses, as_json, out):
         if not any(agent for _, agent in winners):
             sys.stderr.write("briefing-doctor: no agent named %r declares skills here, and no rule "
                              "applies to it (%s)\n" % (name, machine.cwd))
+            unknown_agent_hints(machine, name, [harness for harness, _ in winners])
         return 1
     failed = False
     report = []

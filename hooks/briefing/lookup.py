@@ -10,8 +10,8 @@ from .files import (is_dir, is_file, path_kind, read_json, read_text, top_level_
                     warn)
 from .names import dedupe, valid_skill_name
 from .records import Agent, ParseError, Project, Skill, Unreadable
-from .yaml_subset import (may_spell, meta_value, parse_frontmatter, parse_skill_meta, skill_meta_of,
-                          split_frontmatter)
+from .yaml_subset import (frontmatter_name, may_spell, meta_value, parse_frontmatter, parse_skill_meta,
+                          skill_meta_of, split_frontmatter)
 
 
 def plugin_skill_dirs(root, manifest_dir=".claude-plugin"):
@@ -420,3 +420,68 @@ def tree_shows(machine, path, project, label, own_ignore):
     return ("%s's folder tree of the project, in every agent's context, names its folder "
             "(.briefing/skills/%s): add .briefing/skills/ to the project's %s to hide it" % (
                 label, parts[2], own_ignore))
+
+
+# -- skills named by frontmatter at any depth (Copilot CLI, Factory Droid) ---------
+
+def skill_files(root):
+    """Every SKILL.md below ``root`` at any depth, in sorted order, not descending into a skill.
+
+    Measured on 1.0.102: ``.github/skills/g/a/b/SKILL.md`` is a skill, and a
+    SKILL.md inside another skill's folder (``outer/inner/SKILL.md``) is not.
+    A symlink loop is cut at its first repeat.
+    """
+    seen, stack = set(), [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            info = os.stat(folder)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except (OSError, ValueError):
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        subdirs = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if not entry.is_dir():
+                    continue
+            except OSError:
+                continue
+            found = os.path.join(entry.path, "SKILL.md")
+            if os.path.lexists(found):
+                yield found
+            else:
+                subdirs.append(entry.path)
+        stack.extend(reversed(subdirs))
+
+
+def named_skill_files(machine, root, skill):
+    """SKILL.md files under ``root`` whose frontmatter ``name`` is ``skill`` (Copilot CLI's and
+    Factory Droid's reading: docs/factory-droid.md).
+
+    Copilot CLI knows a skill by its frontmatter name, not its folder (measured on
+    1.0.102: ``skills: [fm-name]`` preloads ``folder-x/SKILL.md`` named ``fm-name``;
+    ``skills: [folder-y]`` preloads nothing when that folder's skill has another
+    name, and a SKILL.md without a name is no skill). ``<root>/<skill>/`` is tried
+    first, then every skill folder at any depth (``skill_files``).
+    """
+    fast = os.path.join(root, skill, "SKILL.md")
+    kind = path_kind(fast)
+    if kind == "other":
+        yield fast  # unusable: first_usable says why when nothing else is found
+    elif kind == "file":
+        try:
+            if frontmatter_name(read_text(fast)) == skill:
+                yield fast
+        except Unreadable:
+            yield fast
+    # A declaration of thousands of names would otherwise walk the root and read every
+    # skill in it once per name: the walk and the names are read once per payload.
+    index = machine.memo(("frontmatter name index", root), lambda: index_by_name(skill_files(root), frontmatter_name))
+    for path in index.get(skill, ()):
+        if path != fast:
+            yield path

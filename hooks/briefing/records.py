@@ -84,7 +84,7 @@ class Skill(object):
     """
 
     __slots__ = ("name", "source", "path", "body", "size", "problem", "origin", "rule", "meta",
-                 "override", "skip", "held", "passed")
+                 "override", "skip", "held", "passed", "near")
     element = "skill"  # its tag in a briefing (rendering.item_open); a project file's is "file"
 
     def __init__(self, name, source, path=None, body=None, size=None, problem=None, origin=None,
@@ -99,6 +99,7 @@ class Skill(object):
         self.origin = origin  # which root it came from, for people
         self.meta = meta or {}  # the frontmatter keys that decide who may load it (parse_skill_meta)
         self.override = None  # (key, value, settings file) of a skillOverrides entry that names it
+        self.near = ()  # after a miss: the closest names there are (near.near_skills)
         self.skip = None  # native entry the harness skips although it exists: why, in words
         # A skill only the harness itself holds (no file: ``path`` is None, e.g. Claude Code's
         # built-ins): why no hook can deliver it, in words. Only the harness's preload can.

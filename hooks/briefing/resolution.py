@@ -216,6 +216,9 @@ class Briefing(object):
                 if is_off(skill):  # its settings file is named in the fix, once
                     problem = problem.replace(" in %s" % display_path(skill.override[2]), "")
                 text += " (%s)" % clip(problem, SHOWN_PROBLEM)
+            elif skill.near and skill.problem == "unknown skill":
+                from .near import did_you_mean  # in the slot of a problem: the refusal's bound holds
+                text += " (%s)" % clip(did_you_mean(skill.near[:1]), SHOWN_PROBLEM)
             shown.append(text)
         text = ", ".join(shown)
         if len(skills) > REFUSAL_NAMES:
@@ -444,6 +447,8 @@ def resolve_skill(harness, machine, name, source):
     from .private import native_hint, private_skill  # only after a miss: most spawns never load it
     found = private_skill(machine, harness.key, name, source)
     if found is None:
+        from .near import near_skills  # a miss only: the names closest to it, for every text naming it
+        skill.near = near_skills(harness, machine, name)
         return skill
     if source == "native":
         skill.passed.insert(0, native_hint(harness, found))

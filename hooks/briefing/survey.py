@@ -124,8 +124,11 @@ def skill_fix(harness, skill, where):
         private = "" if skill.source == "native" or split_plugin_name(skill.name)[0] else (
             ", or as a private skill (.briefing/skills/%s/ in the project, or ~/.config/briefing/skills/%s/)" % (
                 skill.name, skill.name))  # docs/private-skills.md
-        return "install it where %s looks (%s)%s or remove it from %s%s" % (
-            harness.label, skill_places(harness, skill.name), private, where, near)
+        from .near import did_you_mean
+        mean = did_you_mean(skill.near)
+        return "%sinstall it where %s looks (%s)%s or remove it from %s%s" % (
+            mean + " If not, " if mean else "", harness.label, skill_places(harness, skill.name), private, where,
+            near)
     if skill.problem == "not a valid skill name":
         return "a skill name is one folder name, optionally plugin:skill; fix it in %s" % where
     if is_off(skill):

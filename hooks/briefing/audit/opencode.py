@@ -326,21 +326,19 @@ def frame_of(message):
 
 
 def causes_of(key, machine, run):
-    from ..files import read_json
-    from ..harnesses.opencode import CLIS, config_home
+    from ..harnesses.opencode import CLIS, config_home, plugin_entries
     cli = CLIS[key]
     folder = os.path.join(data_dir(machine, key), "log")
     if not os.path.isdir(folder):
         return ["%s keeps no log in %s: what the plugin did cannot be read" % (cli.label, folder)]
-    configs = [os.path.join(machine.project(key).folder, name) for name in ("%s.json" % key, "%s.jsonc" % key)]
-    configs += [os.path.join(config_home(machine, cli), name) for name in ("%s.json" % key, "%s.jsonc" % key)]
-    for path in configs:
-        data = read_json(path)
-        plugins = data.get("plugin") if isinstance(data, dict) else None
-        if isinstance(plugins, list) and any(isinstance(p, str) and "briefing" in p for p in plugins):
+    # The config files the doctor's installed check reads (harnesses/opencode.py plugin_entries).
+    for path, entry in plugin_entries(machine, cli):
+        if "briefing" in entry:
             return ["%s's log shows no briefing line for this run: the plugin (%s) did not run, or did not "
                     "brief it" % (cli.label, path)]
-    return ["briefing's plugin is not in \"plugin\" of %s" % " or ".join(configs[::2])]
+    configs = [os.path.join(machine.project(key).folder, "%s.json" % key),
+               os.path.join(config_home(machine, cli), "%s.json" % key)]
+    return ["briefing's plugin is not in \"plugin\" of %s" % " or ".join(configs)]
 
 
 def causes(machine, run):

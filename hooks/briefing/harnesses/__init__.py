@@ -61,6 +61,8 @@ class Harness(Record):
     all_agents      (machine) -> (Agent, None) or (None, (path, why)) per declaring agent
     resolve_skill   (machine, name, source) -> Skill, searched where the harness searches
     skill_places    (name) -> where a skill of that name would be looked for, in words
+    skill_roots     (machine) -> [(origin, folder)] of the folders it finds skills in, whose entries
+                    are the candidates of a near miss (near.near_skills), or None
     preloads_native the harness preloads the agent's own ``skills:`` field itself
     native_skip     (machine, Skill) -> why the harness will skip that resolved native entry
                     although it exists (briefing then delivers it), or None: it preloads it
@@ -110,8 +112,18 @@ class Harness(Record):
     unreachable     (machine, agent) -> why no hook can put a briefing into that agent before its
                     first turn, with what to change, or None (default): the spawn of an agent
                     briefing would brief is then refused (Qwen Code: no ``${hook_context}``)
+    installed_check (machine) -> the doctor's ``installed`` check: is briefing installed and enabled
+                    where this harness loads it from, and can that copy work (briefing.installed)
     in_use          (machine) -> whether this machine runs the harness at all: the doctor's and an
                     unknown harness's pre-flight leave one out that does not (default: every one)
+    spawned_agent   (machine, payload) -> the agent a sub-session's SessionStart or first prompt runs
+                    in, where no payload names it (Droid: from its transcripts), or None
+    spawn_note      a line of context the sub-session's SessionStart puts in front of its briefing
+                    (Droid: what its compaction removes first), or None
+    agent_hint      (machine) -> where the harness looks for agents, when this project keeps agents
+                    where it does not (Kilo and .opencode/), or None: the doctor says it beside
+                    an unknown agent and an empty table
+    unused_why      (machine) -> why ``in_use`` left it out, in words (the doctor says so)
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
                     again), or None (default: it loads none); measured per harness, docs/files.md
@@ -125,7 +137,9 @@ class Harness(Record):
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None, output_limit=None,
-                  hooks_check=None, trust_check=None, session_check=None,
+                  hooks_check=None, trust_check=None, session_check=None, installed_check=None,
+                  spawned_agent=None, spawn_note=None,
+                  skill_roots=None, agent_hint=lambda machine: None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
@@ -133,6 +147,7 @@ class Harness(Record):
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,
+                  unused_why=lambda machine: "not in use on this machine",
                   shows_path=lambda machine, path: None, loaded_skills=None,
                   loaded_payloads=None)
 
@@ -263,6 +278,17 @@ RECORDS = (
         "kilo", "Kilo",
         spawn_tools={"task": "subagent_type"},
         payload_keys=("kilo_plugin",)),
+    Record(
+        "droid", "Droid",
+        # Factory Droid's spawn tool is Task, naming the droid in subagent_type (factory-droid.md 3c).
+        spawn_tools={"Task": "subagent_type"},
+        # Only a sub-droid's SessionStart carries calling_session_id (3d). Droid sets
+        # DROID_PROJECT_DIR and FACTORY_PROJECT_DIR for every hook, and CLAUDE_PROJECT_DIR too,
+        # which must not make it Claude Code (2).
+        payload_keys=("calling_session_id",),
+        env_markers=("DROID_PROJECT_DIR", "FACTORY_PROJECT_DIR"), mimics=("claude",),
+        transcript_root=lambda machine: os.path.join(machine.home, ".factory", "sessions"),
+        transcript_mark="/.factory/sessions/"),
 )
 
 

@@ -1192,7 +1192,9 @@ def claude_hooks_check(root):
         if any(h.get("additionalContextLimit") != 0 for _, h, _, _ in entries):
             problems.append("%s entries need \"additionalContextLimit\": 0 (Codex otherwise sends a preview)"
                             % event)
-    if not any(m == "Agent" for m, _, _, _ in hooks.get("PreToolUse", [])):
+    # A matcher of letters and "|" is a list of exact tool names to Claude Code: "Agent|Task" (the
+    # guard Factory Droid shares, docs/factory-droid.md) fires for Agent alone, once.
+    if not any(isinstance(m, str) and "Agent" in m.split("|") for m, _, _, _ in hooks.get("PreToolUse", [])):
         problems.append("PreToolUse needs the guard with matcher \"Agent\"")
     return {"name": "hooks.json", "status": "FAIL" if problems else "ok",
             "detail": "; ".join(problems) or "registers the guard and %d parts" % PARTS}
@@ -1254,6 +1256,41 @@ def claude_session_check(machine):
             "shown": sources is not None or bool(where),
             "setting_sources": list(SETTING_SOURCES) if sources is None else sorted(sources),
             "programmatic_agents": sorted(agents)}
+
+
+# README.md, Install: the two commands from a shell (in a session: /plugin marketplace add, /plugin install).
+CLAUDE_INSTALL = "claude plugin marketplace add %s && claude plugin install briefing@briefing"
+
+
+def claude_installed_check(machine):
+    """The doctor's ``installed`` check: briefing in installed_plugins.json, enabled for this project
+    by ``enabledPlugins`` (claude_plugins reads both, as the spawn paths do), or a ``--plugin-dir``
+    of the session running the doctor; a session or an Agent SDK program elsewhere cannot be seen."""
+    from ..installed import checkout, judge_copy, not_installed, result  # the doctor's checks only
+    registry = read_json(os.path.join(machine.claude_dir, "plugins", "installed_plugins.json"))
+    entries = registry.get("plugins") if isinstance(registry, dict) else None
+    ours = sorted(k for k in entries if k.partition("@")[0] == "briefing") if isinstance(entries, dict) else []
+    found = claude_plugins(machine)
+    ids = machine.state.get("claude_plugin_ids", {})
+    fix = CLAUDE_INSTALL % checkout()
+    loaded = [root for _, root in found if ids.get(root) in ours]
+    if loaded:
+        return judge_copy("claude", "Claude Code", loaded[0], claude_hooks_check, fix,
+                          "%s, %s" % (ids[loaded[0]], display_path(loaded[0])))
+    inline = [root for name, root in found if name == "briefing" and root in claude_plugin_dirs(machine)]
+    if inline:
+        return judge_copy("claude", "Claude Code", inline[0], claude_hooks_check, fix,
+                          "--plugin-dir %s of this session" % display_path(inline[0]))
+    enabled = enabled_plugins(machine)
+    if ours and not any(enabled.get(k) is True for k in ours):
+        return result("claude", "WARN", "briefing is installed (%s) but not enabled for this project: "
+                      "claude plugin enable %s" % (", ".join(ours), ours[0]))
+    if ours:
+        return result("claude", "FAIL", "%s is enabled, but Claude Code loads nothing of it here: it is "
+                      "installed for another project, or its folder is gone; %s" % (", ".join(ours), fix))
+    return not_installed("claude", "Claude Code", fix, " (a session started with `claude --plugin-dir`, or an "
+                         "Agent SDK program's plugins=, loads it without an install, which the doctor cannot "
+                         "see from outside that session)")
 
 
 # --------------------------------------------------------------------------
@@ -1473,6 +1510,8 @@ HARNESS = Harness(
     # hooks/hooks.json, which Claude Code finds by itself (claude-code.md 6.1).
     hooks_check=claude_hooks_check,
     session_check=claude_session_check,
+    installed_check=claude_installed_check,
+    skill_roots=claude_skill_roots,
     # briefing's own rules files follow the setting sources, as Claude Code's settings files do.
     loads_scope=claude_loads,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).

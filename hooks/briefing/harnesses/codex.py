@@ -940,6 +940,36 @@ def codex_loads_file(machine, agent, path, session):
     return "Codex loads AGENTS.md into every agent"
 
 
+# README.md, Install; then the hooks are trusted in interactive codex (/hooks).
+CODEX_INSTALL = "codex plugin marketplace add %s && codex plugin add briefing@briefing, then trust its hooks in codex (/hooks)"
+
+
+def codex_installed_check(machine):
+    """The doctor's ``installed`` check: briefing added and enabled in config.toml, the copy Codex
+    loads from its plugin cache (codex_plugin_roots), and its hooks trusted (codex_trust_check)."""
+    from ..installed import checkout, judge_copy, not_installed, result  # the doctor's checks only
+    config = codex_config(machine, machine.codex_home)
+    added = sorted(t[1] for t in config if len(t) == 2 and t[0] == "plugins" and t[1].startswith("briefing@"))
+    fix = CODEX_INSTALL % checkout()
+    if not added:
+        return not_installed("codex", "Codex", fix)
+    if not any(config[("plugins", p)].get("enabled") is True for p in added):
+        return result("codex", "WARN", "briefing is added (%s) but not enabled in %s: set enabled = true in its "
+                      "[plugins.\"%s\"] table, or codex plugin add %s" % (
+                          ", ".join(added), display_path(os.path.join(machine.codex_home, "config.toml")),
+                          added[0], added[0]))
+    roots = codex_plugin_roots(machine, "briefing")
+    if not roots:
+        return result("codex", "FAIL", "%s is enabled, but Codex has no copy of it in %s: it loads nothing of "
+                      "it; %s" % (", ".join(added), display_path(os.path.join(machine.codex_home, "plugins", "cache")),
+                                  fix))
+    verdict = judge_copy("codex", "Codex", roots[0][1], codex_hooks_check, fix)
+    trust = codex_trust_check(machine)
+    if verdict["status"] == "ok" and trust["status"] != "ok":
+        return result("codex", trust["status"], "installed (%s), but %s" % (display_path(roots[0][1]), trust["detail"]))
+    return verdict
+
+
 HARNESS = Harness(
     HARNESSES.record("codex"),
     find_project=find_codex_project,
@@ -952,6 +982,8 @@ HARNESS = Harness(
     # The file .codex-plugin/plugin.json names, one handler per event (codex.md 3.1).
     hooks_check=codex_hooks_check,
     trust_check=codex_trust_check,
+    installed_check=codex_installed_check,
+    skill_roots=codex_skill_roots,
     preflight_warns=True,
     # An omitted agent_type spawns "default" (codex.md 2.4).
     builtin_agents=CODEX_BUILTIN_ROLES, default_agent="default",

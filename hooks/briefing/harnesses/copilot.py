@@ -7,12 +7,12 @@ frontmatter name, at any depth), its native preload, and its hooks-file check.
 import os
 
 from ..constants import PARTS
-from ..files import (ABSENT, is_dir, is_file, is_inside, path_kind, read_json, read_tail,
+from ..files import (ABSENT, is_dir, is_file, is_inside, read_json, read_tail,
                      read_text, read_text_or_empty, real_path, top_level_files, warn)
 from . import HARNESSES, Harness
 from ..jsontext import json_lines_with, parse_json
-from ..lookup import (declaring_md_agents, find_in_tree, first_usable, folders_to_git_root, index_by_name,
-                      load_md_agent)
+from ..lookup import (declaring_md_agents, find_in_tree, first_usable, folders_to_git_root, load_md_agent,
+                      named_skill_files)
 from ..names import split_plugin_name, valid_skill_name
 from ..process import ancestor_named, flag_values
 from ..records import Project, Skill, Unreadable
@@ -78,6 +78,21 @@ def copilot_plugins(machine):
     if machine.state.get("copilot_plugins") is not None:
         return machine.state["copilot_plugins"]
     found = []
+    for entry in copilot_installed(machine):
+        if entry.get("enabled") is False:
+            continue
+        root, name = entry.get("cache_path"), entry.get("name")
+        if isinstance(root, str) and os.path.isabs(root) and is_dir(root):
+            found.append((copilot_plugin_name(root, name if isinstance(name, str) else None), root))
+    own = machine.env.get("COPILOT_PLUGIN_ROOT") or machine.own_plugin_root
+    if own and is_dir(own) and all(real_path(r) != real_path(own) for _, r in found):
+        found.append((copilot_plugin_name(own, None), own))
+    machine.state["copilot_plugins"] = found
+    return found
+
+
+def copilot_installed(machine):
+    """The entries (objects) of ``installedPlugins`` in ``$COPILOT_HOME/config.json``, enabled or not."""
     path = os.path.join(machine.copilot_home, "config.json")
     data = None
     try:
@@ -88,17 +103,7 @@ def copilot_plugins(machine):
     except ValueError as exc:
         warn("%s: invalid JSON (%s)" % (path, exc))
     entries = data.get("installedPlugins") if isinstance(data, dict) else None
-    for entry in entries if isinstance(entries, list) else ():
-        if not isinstance(entry, dict) or entry.get("enabled") is False:
-            continue
-        root, name = entry.get("cache_path"), entry.get("name")
-        if isinstance(root, str) and os.path.isabs(root) and is_dir(root):
-            found.append((copilot_plugin_name(root, name if isinstance(name, str) else None), root))
-    own = machine.env.get("COPILOT_PLUGIN_ROOT") or machine.own_plugin_root
-    if own and is_dir(own) and all(real_path(r) != real_path(own) for _, r in found):
-        found.append((copilot_plugin_name(own, None), own))
-    machine.state["copilot_plugins"] = found
-    return found
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
 def find_copilot_project(machine):
@@ -185,68 +190,6 @@ def find_copilot_agent_in(root, name, recursive):
     return find_in_tree(root, name, ".md", load_copilot_agent, fast=COPILOT_FAST, walked=walked)
 
 
-def skill_files(root):
-    """Every SKILL.md below ``root`` at any depth, in sorted order, not descending into a skill.
-
-    Measured on 1.0.102: ``.github/skills/g/a/b/SKILL.md`` is a skill, and a
-    SKILL.md inside another skill's folder (``outer/inner/SKILL.md``) is not.
-    A symlink loop is cut at its first repeat.
-    """
-    seen, stack = set(), [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            info = os.stat(folder)
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except (OSError, ValueError):
-            continue
-        if (info.st_dev, info.st_ino) in seen:
-            continue
-        seen.add((info.st_dev, info.st_ino))
-        subdirs = []
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                if not entry.is_dir():
-                    continue
-            except OSError:
-                continue
-            found = os.path.join(entry.path, "SKILL.md")
-            if os.path.lexists(found):
-                yield found
-            else:
-                subdirs.append(entry.path)
-        stack.extend(reversed(subdirs))
-
-
-def named_skill_files(machine, root, skill):
-    """SKILL.md files under ``root`` whose frontmatter ``name`` is ``skill``.
-
-    Copilot CLI knows a skill by its frontmatter name, not its folder (measured on
-    1.0.102: ``skills: [fm-name]`` preloads ``folder-x/SKILL.md`` named ``fm-name``;
-    ``skills: [folder-y]`` preloads nothing when that folder's skill has another
-    name, and a SKILL.md without a name is no skill). ``<root>/<skill>/`` is tried
-    first, then every skill folder at any depth (``skill_files``).
-    """
-    fast = os.path.join(root, skill, "SKILL.md")
-    kind = path_kind(fast)
-    if kind == "other":
-        yield fast  # unusable: first_usable says why when nothing else is found
-    elif kind == "file":
-        try:
-            if frontmatter_name(read_text(fast)) == skill:
-                yield fast
-        except Unreadable:
-            yield fast
-    # A declaration of thousands of names would otherwise walk the root and read every
-    # skill in it once per name: the walk and the names are read once per payload.
-    index = machine.memo(("frontmatter name index", root), lambda: index_by_name(skill_files(root), frontmatter_name))
-    for path in index.get(skill, ()):
-        if path != fast:
-            yield path
-
-
 def resolve_copilot_skill(machine, name, source):
     """A skill as Copilot CLI finds it: by frontmatter name, project roots, personal, then plugins.
 
@@ -300,7 +243,7 @@ COPILOT_SPAWN_NAMES = ("Agent", "task", "Task")
 COPILOT_AGAIN_MATCHER = "(?!(?:Agent|Task|task)$).*"
 
 
-def copilot_hooks_check(root):
+def copilot_hooks_check(root, installed=False):
     """The hooks file Copilot CLI reads for this plugin, checked for what Copilot rejects or skips.
 
     Copilot reads the first manifest of COPILOT_MANIFESTS, here
@@ -370,6 +313,10 @@ def copilot_hooks_check(root):
                                 "whole briefing)" % (event, shown))
     if problems:
         return {"name": "copilot-hooks", "status": "FAIL", "detail": "; ".join(problems)}
+    if not rel and folder == ".claude-plugin" and not installed:
+        # A copy made for Claude Code alone (the Python distribution's): nothing of Copilot's to
+        # warn about here; the copy Copilot CLI loads, if any, is judged by the installed check.
+        return not_this_copy("copilot-hooks", "Copilot CLI", " or ".join(COPILOT_MANIFESTS[:3]))
     if not rel:
         return {"name": "copilot-hooks", "status": "WARN",
                 "detail": "no Copilot manifest names a hooks file, so Copilot CLI reads %s: it briefs, "
@@ -659,6 +606,27 @@ def copilot_loads_file(machine, agent, path, session):
     return None
 
 
+# README.md, Install.
+COPILOT_INSTALL = "copilot plugin install %s"
+
+
+def copilot_installed_check(machine):
+    """The doctor's ``installed`` check: briefing in config.json's installedPlugins, enabled, the copy
+    Copilot CLI loads (copilot_plugins); a ``--plugin-dir`` session is recorded nowhere."""
+    from ..installed import checkout, judge_copy, not_installed, result  # the doctor's checks only
+    fix = COPILOT_INSTALL % checkout()
+    for entry in copilot_installed(machine):
+        root = entry.get("cache_path")
+        if entry.get("name") != "briefing" or not (isinstance(root, str) and os.path.isabs(root)):
+            continue
+        if entry.get("enabled") is False:
+            return result("copilot", "WARN", "briefing is installed but disabled in Copilot CLI: "
+                          "copilot plugin enable briefing")
+        return judge_copy("copilot", "Copilot CLI", root, lambda r: copilot_hooks_check(r, installed=True), fix)
+    return not_installed("copilot", "Copilot CLI", fix, " (a session started with `copilot --plugin-dir` loads "
+                         "it without an install, which the doctor cannot see from outside that session)")
+
+
 HARNESS = Harness(
     HARNESSES.record("copilot"),
     find_project=find_copilot_project,
@@ -673,6 +641,8 @@ HARNESS = Harness(
     # hooks/hooks.copilot.json, named by .github/plugin/plugin.json, which Copilot reads before
     # .claude-plugin/plugin.json (fact 16, measured).
     hooks_check=copilot_hooks_check,
+    installed_check=copilot_installed_check,
+    skill_roots=copilot_skill_roots,
     # The task tool requires agent_type (fact 1): no default agent.
     builtin_agents=COPILOT_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],

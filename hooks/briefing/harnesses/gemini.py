@@ -441,6 +441,20 @@ def gemini_shows_path(machine, path):
     return tree_shows(machine, path, machine.project("gemini").folder, "Gemini CLI", ".geminiignore")
 
 
+# README.md, Install (from a checkout; the release archive installs the same built folder).
+GEMINI_INSTALL = ("%s/scripts/build-gemini-extension /tmp/briefing-gemini && gemini extensions install "
+                  "/tmp/briefing-gemini/briefing --consent")
+
+
+def gemini_installed_check(machine):
+    """The doctor's ``installed`` check: the briefing extension installed, enabled for this project
+    (gemini_extensions), and built, not the repository's gemini/ source folder."""
+    from ..installed import checkout, extension_installed  # the doctor's checks only
+    return extension_installed(machine, "gemini", "Gemini CLI", gemini_extensions(machine),
+                               os.path.join(machine.gemini_dir, "extensions"), "gemini-extension.json",
+                               gemini_hooks_check, GEMINI_INSTALL % checkout(), "gemini")
+
+
 HARNESS = Harness(
     HARNESSES.record("gemini"),
     find_project=find_gemini_project,
@@ -453,6 +467,8 @@ HARNESS = Harness(
     part_budget=None, whole_limit=GEMINI_LIMIT, brief_field="prompt",
     deny=lambda reason: {"decision": "deny", "reason": reason},
     hooks_check=gemini_hooks_check,
+    installed_check=gemini_installed_check,
+    skill_roots=gemini_skill_roots,
     preflight_warns=True,
     # Gemini CLI fills ${…} into an extension's skills (docs/gemini-cli.md): briefing does too.
     render_skill=render_gemini_skill,

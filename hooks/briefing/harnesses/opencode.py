@@ -276,6 +276,98 @@ def delivery_check(machine, cli):
     return {"name": "%s-compaction" % cli.key, "status": "ok", "detail": "a subagent is briefed %s" % REDELIVERY}
 
 
+# README.md, Install: build the plugin folder once, then name it in "plugin".
+PLUGIN_INSTALL = ("%s/scripts/build-opencode-plugin ~/.local/share/briefing, then add "
+                  "\"~/.local/share/briefing/briefing-opencode\" (its absolute path) to \"plugin\" in %s.json")
+
+
+def config_files(machine, cli):
+    """The config files whose ``plugin`` arrays the CLI merges: ``<key>.json``/``.jsonc`` in each
+    config folder (config_dirs) and in each project folder, and ``$<CLI>_CONFIG``. In its config
+    folders Kilo reads ``opencode.json`` too: ``kilo plugin <folder>`` writes the entry into
+    ``.kilo/opencode.json`` (measured on 7.7.7)."""
+    names = dedupe([cli.key, "opencode"])
+    files = [os.path.join(d, "%s.%s" % (n, ext)) for d in config_dirs(machine, cli) for n in names
+             for ext in ("json", "jsonc")]
+    files += [os.path.join(d, "%s.%s" % (cli.key, ext)) for d in machine.project(cli.key).folders
+              for ext in ("json", "jsonc")]
+    extra = machine.env.get(cli.env + "_CONFIG")
+    return files + ([extra] if extra and os.path.isabs(extra) else [])
+
+
+def plugin_entries(machine, cli):
+    """[(config file, entry)] of every string in a ``plugin`` array (an entry may also be
+    [name, options]) of the CLI's config files; a .jsonc file's whole-line comments are skipped."""
+    from ..jsontext import parse_json
+    from ..yaml_subset import strip_comment_lines
+    out = []
+    for path in config_files(machine, cli):
+        try:
+            data = parse_json(strip_comment_lines(read_text(path)))
+        except (Unreadable, ValueError):
+            continue
+        plugins = data.get("plugin") if isinstance(data, dict) else None
+        for entry in plugins if isinstance(plugins, list) else ():
+            entry = entry[0] if isinstance(entry, list) and entry else entry
+            if isinstance(entry, str) and entry:
+                out.append((path, entry))
+    return out
+
+
+def plugin_path(config, entry, home):
+    """The file or folder a ``plugin`` entry names, or None for an npm package name
+    ("/abs", "file:///abs", "./rel" or "../rel" from the config's folder, "~/...")."""
+    if entry.startswith("file://"):
+        entry = entry[len("file://"):]
+    if entry.startswith("~/"):
+        return os.path.join(home, entry[2:])
+    if os.path.isabs(entry):
+        return entry
+    if entry.startswith("./") or entry.startswith("../"):
+        return os.path.normpath(os.path.join(os.path.dirname(config), entry))
+    return None
+
+
+def installed_check(machine, cli):
+    """The doctor's ``installed`` check: a ``plugin`` entry that resolves to briefing's plugin (a
+    built folder, or its briefing.js), and nothing else; a path that does not exist is one the CLI
+    skips without a word."""
+    from ..installed import checkout, judge_copy, not_installed, result  # the doctor's checks only
+    fix = PLUGIN_INSTALL % (checkout(), cli.key)
+    named = []
+    for config, entry in plugin_entries(machine, cli):
+        path = plugin_path(config, entry, machine.home)
+        if path is None:
+            if "briefing" in entry.lower():
+                named.append(result(cli.key, "ok", "\"plugin\" in %s names the package %s: %s installs it itself, "
+                                    "where the doctor does not look" % (display_path(config), entry, cli.label)))
+            continue
+        folder = os.path.dirname(path) if is_file(path) else path
+        where = "%s (\"plugin\" in %s)" % (display_path(path), display_path(config))
+        if not os.path.exists(path):
+            if "briefing" in entry.lower():
+                return result(cli.key, "FAIL", "\"plugin\" in %s names %s, which does not exist: %s loads no "
+                              "plugin from it and says nothing; correct the path, or %s" % (
+                                  display_path(config), display_path(path), cli.label, fix))
+            continue
+        if is_file(os.path.join(folder, "briefing.js")) or "briefing" in entry.lower():
+            return judge_copy(cli.key, cli.label, folder, plugin_check, fix, where)
+    return named[0] if named else not_installed(cli.key, cli.label, fix)
+
+
+def misplaced_agents(machine, cli):
+    """Kilo reads .kilocode/ and .kilo/, never .opencode/ (measured, facts §8): where a project
+    keeps its agents in .opencode/ alone, say where Kilo looks instead."""
+    found = [os.path.join(f, ".opencode", sub) for f in machine.project(cli.key).folders
+             for sub in ("agent", "agents") if machine.is_dir(os.path.join(f, ".opencode", sub))]
+    if not found:
+        return None
+    return ("%s reads agents from %s (and ~/.config/%s), never from .opencode/, where this project keeps "
+            "them (%s): copy them to %s/agents/" % (
+                cli.label, " and ".join("%s/agents/" % d for d in cli.dot_dirs), cli.config_name,
+                display_path(found[0]), cli.dot_dirs[-1]))
+
+
 def make_harness(key):
     cli = CLIS[key]
     return Harness(
@@ -292,6 +384,10 @@ def make_harness(key):
         # One check of the shared plugin, under OpenCode's key.
         hooks_check=plugin_check if key == "opencode" else None,
         trust_check=lambda machine: delivery_check(machine, cli),
+        installed_check=lambda machine: installed_check(machine, cli),
+        skill_roots=lambda machine: skill_roots(machine, cli),
+        agent_hint=(lambda machine: misplaced_agents(machine, cli)) if ".opencode" not in cli.dot_dirs else (
+            lambda machine: None),
         preflight_warns=True,
         builtin_agents=cli.builtin_agents,
         agent_names=lambda machine: agent_names(machine, cli),

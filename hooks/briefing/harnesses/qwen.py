@@ -396,7 +396,8 @@ def qwen_hooks_check(root):
         # Installed as a Claude Code plugin (qwen extensions install <repo>:briefing): Qwen Code runs
         # Claude Code's file. The Agent matcher fires on its agent tool, and part 1 carries everything.
         parts = sorted(part_of(h["command"]) or 0 for _, h, _, _ in hooks.get("SubagentStart", []))
-        if parts and parts[0] == 1 and any(m in ("Agent", "agent", "^agent$") for m, _, _, _ in
+        # (Its matcher is "Agent|Task", Factory Droid's spawn tool too: it fires here, e2e-tested.)
+        if parts and parts[0] == 1 and any(m in ("Agent", "agent", "^agent$", "Agent|Task") for m, _, _, _ in
                                            hooks.get("PreToolUse", [])):
             return {"name": "qwen hooks.json", "status": "WARN",
                     "detail": "installed from the Claude Code plugin: Qwen Code runs its hooks/hooks.json, "
@@ -427,6 +428,20 @@ def qwen_delivery_check(machine):
             "detail": "a Qwen Code agent is briefed %s" % HARNESS.redelivery}
 
 
+# README.md, Install.
+QWEN_INSTALL = ("%s/scripts/build-qwen-extension /tmp/briefing-qwen && qwen extensions install "
+                "/tmp/briefing-qwen/briefing --consent")
+
+
+def qwen_installed_check(machine):
+    """The doctor's ``installed`` check: the briefing extension installed, enabled for this project
+    (qwen_extensions), and built, not the repository's qwen/ source folder."""
+    from ..installed import checkout, extension_installed  # the doctor's checks only
+    return extension_installed(machine, "qwen", "Qwen Code", qwen_extensions(machine),
+                               os.path.join(qwen_dir(machine), "extensions"), "qwen-extension.json",
+                               qwen_hooks_check, QWEN_INSTALL % checkout(), "qwen")
+
+
 HARNESS = Harness(
     HARNESSES.record("qwen"),
     find_project=find_qwen_project,
@@ -439,7 +454,11 @@ HARNESS = Harness(
     unreachable=qwen_unreachable,
     # Qwen Code makes ~/.qwen on its first run: without it, its built-ins are nobody's concern here.
     in_use=lambda machine: is_dir(qwen_dir(machine)),
+    unused_why=lambda machine: "%s does not exist (Qwen Code makes it on its first run); --harness qwen checks it "
+                               "anyway" % shown_path(qwen_dir(machine)),
     hooks_check=qwen_hooks_check,
+    installed_check=qwen_installed_check,
+    skill_roots=qwen_skill_roots,
     trust_check=qwen_delivery_check,
     loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,

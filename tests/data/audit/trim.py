@@ -11,6 +11,7 @@ synthetic skills, and the tests check that none of their text reaches the audit'
 """
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -31,6 +32,11 @@ DROP = {
     "copilot": lambda d: d.get("type") in ("session.usage_record", "system.message", "assistant.message_delta",
                                            "assistant.streaming_delta"),
     "gemini": lambda d: "$set" in d and "messages" in d["$set"],
+    # Factory Droid: the messages that are neither a hook's run, a Task call nor an error result
+    "droid": lambda d: d.get("type") == "message" and not (d.get("message") or {}).get("hookEventName") and not any(
+        isinstance(b, dict) and ((b.get("type") == "tool_use" and b.get("name") == "Task")
+                                 or (b.get("type") == "tool_result" and b.get("is_error")))
+        for b in (d.get("message") or {}).get("content") or ()),
 }
 
 KEEP = {
@@ -40,6 +46,7 @@ KEEP = {
     "codex": (".codex/sessions", ".codex/config.toml"),
     "copilot": (".copilot/session-state", ".copilot/config.json"),
     "gemini": (".gemini/tmp", ".gemini/projects.json"),
+    "droid": (".factory/sessions",),
 }
 
 
@@ -65,6 +72,8 @@ def trim_line(harness, line):
 def main(harness, root):
     root = os.path.abspath(root)
     slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.join(root, "project"))
+    if harness == "droid":  # Droid names a project's folder of sessions with "/" as "-" alone
+        slug = os.path.join(root, "project").replace("/", "-")
     out = os.path.join(HERE, harness)
     shutil.rmtree(out, ignore_errors=True)
     home = os.path.join(root, "home")
@@ -76,6 +85,8 @@ def main(harness, root):
                 continue
             if name.endswith((".db", ".lock", ".md", ".log")) or "/logs/" in rel or "rewind" in rel:
                 continue
+            if harness == "droid" and not name.endswith(".jsonl"):
+                continue  # its .settings.json files: the audit reads the transcripts alone
             target = os.path.join(out, "home", scrub(rel, root, slug))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(path, encoding="utf-8") as handle:
@@ -83,8 +94,11 @@ def main(harness, root):
             if name.endswith(".jsonl"):
                 lines = [trim_line(harness, l) for l in text.splitlines()]
                 text = "".join(l + "\n" for l in lines if l is not None)
+            text = scrub(text, root, slug)
+            if harness == "droid":  # the installed copy lives in the e2e suite's template HOME
+                text = re.sub(r"/[^\"\s]*?/briefing-droid-template-[^/\"\s]+", "/elsewhere/template", text)
             with open(target, "w", encoding="utf-8") as handle:
-                handle.write(scrub(text, root, slug))
+                handle.write(text)
 
 
 if __name__ == "__main__":
