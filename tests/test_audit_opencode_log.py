@@ -375,3 +375,22 @@ def test_a_write_ahead_log_without_its_shm_is_reported_not_read(sandbox):
     rc, report = audit(sb, "--harness", "opencode")
     assert report["audit"] == [] and listing(folder) == before
     assert any("has no -shm beside it" in p["problem"] for p in report["skipped"]), report["skipped"]
+
+
+@pytest.mark.parametrize("reason", [
+    "briefing cannot run: its folder /p/briefing-opencode is gone (updated or removed while this session ran), so "
+    "every agent spawn is refused. Restart the session; if this goes on, reinstall briefing.",
+    "briefing could not check this spawn, so it is refused: its hook did not answer within 30 s (it was stopped). "
+    "If this goes on, run briefing-doctor.",
+])
+def test_a_task_call_the_plugin_refused_for_a_failed_hook_run_is_refused(sandbox, reason):
+    sb = load(sandbox(), "opencode")
+    db = sqlite3.connect(str(sb.path("home/.local/share/opencode/opencode.db")))
+    changed = db.execute("UPDATE part SET data = replace(data, ?, ?) WHERE data LIKE '%references unknown skill%'",
+                         ("briefing: agent 'broken' references unknown skill(s): nope", reason)).rowcount
+    db.commit()
+    db.close()
+    assert changed
+    _, report = audit(sb, "--agent", "broken")
+    refused = [row["refused"] for row in report["audit"] if row["verdict"] == "refused"]
+    assert [r for r in refused if r.startswith(reason)], refused

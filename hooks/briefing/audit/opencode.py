@@ -32,6 +32,9 @@ LOG_NEEDLES = (b"message=created id=", b"message=loop ", b"message=stream ", b'm
 # A plugin line belongs to a session whose first request in that process follows it; of the next
 # few such sessions, the one of the agent the line names (parallel task calls start together).
 CANDIDATES = 8
+# The plugin's refusals of a task call: a declaration's, and those of a hook run that could not
+# happen (its folder gone, briefing.js alone, a crash, a timeout, an answer that is not JSON).
+REFUSALS = ("briefing:", "briefing cannot run:", "briefing could not check this spawn")
 SESSION_LIMIT = 200000  # rows of one session's parts read at most (a bound, like the byte bound)
 
 
@@ -202,18 +205,21 @@ def compactions_of(db, sid):
 def refusals(key, db, session, log):
     """A run per task call of the session that briefing refused (no child session was made)."""
     runs = []
+    reasons = " OR ".join(["data LIKE ?"] * len(REFUSALS))
     rows = db.execute("SELECT time_created, data FROM part WHERE session_id = ? AND data LIKE '%\"task\"%' "
-                      "AND data LIKE '%briefing:%' ORDER BY time_created LIMIT ?", (session.id, SESSION_LIMIT))
+                      "AND (" + reasons + ") ORDER BY time_created LIMIT ?",
+                      (session.id,) + tuple("%" + r + "%" for r in REFUSALS) + (SESSION_LIMIT,))
     for created, data in rows:
         value = json_of(data)
         state = value.get("state") if value and value.get("type") == "tool" and value.get("tool") == "task" else None
         if not isinstance(state, dict) or state.get("status") != "error":
             continue
         error, args = state.get("error"), state.get("input") if isinstance(state.get("input"), dict) else {}
-        if isinstance(error, str) and "briefing:" in error:
+        at = min([error.find(r) for r in REFUSALS if r in error] or [-1]) if isinstance(error, str) else -1
+        if at >= 0:
             run = Run(key, session.id, args.get("subagent_type"), None,
                       ms_time(created) if isinstance(created, (int, float)) else None)
-            run.refused, run.file = error[error.find("briefing:"):], session.path
+            run.refused, run.file = error[at:], session.path
             runs.append(run)
     return runs
 
