@@ -173,7 +173,7 @@ function hookRunner({ hook, here, cwd, env, first, log, timeout }) {
   }
   return async function ask(payload) {
     if (!hook) return unanswered(payload, ALONE_MESSAGE.replace("{folder}", here));
-    if (chosen === null) return fallback(payload);
+    if (chosen === null) return existsSync(hook) ? fallback(payload) : gone(payload);
     const input = JSON.stringify(payload);
     if (chosen) return answerOf(payload, await runHook(chosen, input));
     const tried = first || INTERPRETERS[0];

@@ -388,6 +388,19 @@ test("the plugin folder removed while the CLI runs: every spawn is refused, nami
   }
 });
 
+test("no Python, and then the folder gone: the folder's line wins, as in the hooks files' commands", { timeout: 60000 }, async () => {
+  const folder = pluginFolder(undefined);
+  const bin = mkdtempSync(join(tmpdir(), "briefing-nopy-"));
+  try {
+    const runs = await failingRuns(folder, () => rmSync(folder, { recursive: true, force: true }), { env: { PATH: bin } });
+    assert.ok(runs.atStart.some((m) => m.message.startsWith("briefing is not running: no Python 3.8")), JSON.stringify(runs.atStart));
+    assertRefusedEverywhere(runs, /briefing cannot run: its folder .* is gone/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
 test("briefing.js copied on its own: it says the hook is missing beside it, not Python, and refuses spawns", { timeout: 60000 }, async () => {
   const folder = pluginFolder(null);
   try {
