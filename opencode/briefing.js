@@ -6,6 +6,10 @@
 // message. It keeps only which session runs which agent and what the hook answered for it,
 // and rebuilds that from the next chat.message of a session it does not know (Kilo runs a
 // second instance of every plugin for titles). One hook process per spawn, none per model call.
+// A hook run that could not happen (the folder gone, briefing.js alone), crashed, timed out or
+// answered something that is not JSON is not "nothing to say": it refuses the spawn, naming
+// briefing and the cause, as the command-hook harnesses do (docs/opencode.md, "When the hook
+// cannot run").
 //
 // One dependency-free ES module: Node's and Bun's built-ins only. Its only export is the
 // plugin itself, because OpenCode takes every exported function of a plugin module for one.
