@@ -20,7 +20,8 @@ from .text import _utf8_len, for_people
 
 
 DOCTOR_USAGE = ("usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] [--show AGENT] [--version]\n"
-                "       briefing-doctor --audit [--since DAYS] [--session ID] [--agent NAME] [--harness H] [--json]"
+                "       briefing-doctor --audit [--since DAYS] [--session ID] [--agent NAME] [--harness H] [--json]\n"
+                "       briefing-doctor --loaded [--session ID] [--harness H] [--json]"
                 % "|".join(HARNESSES))
 
 
@@ -29,7 +30,7 @@ def doctor(argv, out=None):
     import json
     out = out or sys.stdout
     options = {"cwd": ".", "harness": "all", "json": False, "show": None, "audit": False, "since": None,
-               "session": None, "agent": None}
+               "session": None, "agent": None, "loaded": False}
     args = list(argv)
     while args:
         arg = args.pop(0)
@@ -40,7 +41,7 @@ def doctor(argv, out=None):
         if key == "--version" and not eq:
             out.write("briefing-doctor %s\n" % plugin_version())
             return 0
-        if key in ("--json", "--audit") and not eq:
+        if key in ("--json", "--audit", "--loaded") and not eq:
             options[key[2:]] = True
         elif key in ("--cwd", "--harness", "--show", "--since", "--session", "--agent"):
             if not eq:
@@ -58,6 +59,11 @@ def doctor(argv, out=None):
             ", ".join(HARNESSES), DOCTOR_USAGE))
         return 2
     audit_only = ("since", "session", "agent")
+    if options["loaded"] and (options["audit"] or options["show"] is not None):
+        sys.stderr.write("briefing-doctor: --loaded goes with neither --audit nor --show\n%s\n" % DOCTOR_USAGE)
+        return 2
+    if options["loaded"]:
+        audit_only = ("since", "agent")  # --session names the session --loaded reads
     if not options["audit"] and any(options[k] is not None for k in audit_only):
         sys.stderr.write("briefing-doctor: --since, --session and --agent go with --audit\n%s\n" % DOCTOR_USAGE)
         return 2
@@ -90,6 +96,9 @@ def doctor(argv, out=None):
     if options["audit"]:
         from .audit.report import doctor_audit  # the records' reader: --audit only
         return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out)
+    if options["loaded"]:
+        from .loaded import doctor_loaded  # docs/loaded-skills.md: --loaded only
+        return doctor_loaded(machine, harnesses, options["session"], options["json"], out)
     if options["show"] is not None:
         return doctor_show(machine, options["show"], harnesses, options["json"], out)
     rows = []

@@ -282,10 +282,13 @@ def handle_session_start(payload, part):
     out = None
     machine = machine_for(payload)
     harness = payload_harness(payload, machine)
+    briefing = None
     if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
         # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
-        out = deliver(briefing_for_spawn(payload, machine, harness, session=True), part, "SessionStart",
-                      again=source == "compact")
+        briefing = briefing_for_spawn(payload, machine, harness, session=True)
+        out = deliver(briefing, part, "SessionStart", again=source == "compact")
+    if source == "compact" and harness is not None and harness.loaded_skills is not None and out is None:
+        out = loaded_after_compaction(payload, part, machine, harness, briefing)
     elif part == 1 and source in ("startup", "resume", "new"):
         name = harness.session_agent(machine, payload) if harness and harness.session_agent else None
         if name:
@@ -303,6 +306,22 @@ def handle_session_start(payload, part):
             out = out or {}
             out["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), report]))
     return out
+
+
+def loaded_after_compaction(payload, part, machine, harness, briefing):
+    """Part ``part`` of the skills the compacted agent had loaded, given back (issue 45), or None.
+
+    They take the hook outputs its own briefing leaves free, after it: a briefing in
+    parts 1..n, the loaded skills in n+1..PARTS. An agent told to abort gets nothing more.
+    """
+    from .constants import PARTS
+    used = 0
+    if briefing is not None:
+        if briefing.unreadable or briefing.denies:
+            return None
+        used = len(briefing.parts() or ()) if briefing.harness.part_budget is not None else 1
+    from .loaded import output  # a compaction only: no tool call or spawn imports it
+    return output(harness, machine, payload, part, "SessionStart", first_part=used + 1, parts=PARTS - used)
 
 
 def handle_after_compaction(payload, part):

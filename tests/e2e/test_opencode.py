@@ -214,3 +214,16 @@ def test_a_plugin_folder_removed_after_start_refuses_a_declaring_spawn(cli, plug
     assert gone in machine.logs()
     # It started whole: the pre-flight ran from the folder before it went away.
     assert "briefing pre-flight" in proc.stderr, proc
+
+
+def test_a_different_spelling_starts_no_agent(cli, plugin, tmp_path, serve):
+    """Issue 43: OpenCode and Kilo look an agent up by its exact name (measured), so no spelling
+    reaches an agent whose rules or declaration a spelling-blind harness would have to fold."""
+    plan = ["BROKEN", "Briefed", "brief_ed", "control "]
+    server = serve(FakeChat, delegation_script(plan))
+    machine = OpenCodeMachine(tmp_path, server, cli, plugin).write(AGENTS)
+    proc = machine.run("Delegate.")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    results = [r for r in server.log if r.has_tools and not r.parent][-1].tool_results()
+    assert results == ["Unknown agent type: %s is not a valid agent type" % name for name in plan], results
+    assert not [r for r in server.log if r.parent]

@@ -15,7 +15,7 @@ A refused spawn is the task tool's ``tool.execution_complete`` with error code `
 import os
 
 from ..harnesses.copilot import COPILOT_SPAWN_NAMES as SPAWN_TOOLS  # the hook's own
-from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines, text_or_none
+from . import LISTING_OPENS, Run, Session, foreign_version, iso_seconds, older_copies, record_lines, text_or_none
 
 KNOWN = "1."
 NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
@@ -49,20 +49,25 @@ def sessions(machine, since, newest=None):
         entries = [e for e in os.scandir(base) if e.is_dir() and not e.name.startswith(".")]
     except OSError:
         entries = []
+    recent = []
     for entry in entries:
         path = os.path.join(entry.path, "events.jsonl")
         try:
             mtime = os.stat(path).st_mtime
         except OSError:
             continue
-        if mtime < since:
-            continue
+        if mtime >= since:
+            recent.append((mtime, entry, path))
+    # Newest first, and with ``newest`` (the pre-flight) no more workspace files opened than
+    # LISTING_OPENS: every project's sessions share this folder.
+    recent.sort(key=lambda found: -found[0])
+    for opened, (mtime, entry, path) in enumerate(recent):
+        if newest and (len(found) >= newest or opened >= LISTING_OPENS):
+            break
         cwd = workspace_cwd(entry.path)
-        if not (isinstance(cwd, str) and is_inside(cwd, project)):
-            continue
-        found.append(Session("copilot", entry.name, path, mtime))
-    found.sort(key=lambda s: -s.mtime)
-    return found[:newest] if newest else found
+        if isinstance(cwd, str) and is_inside(cwd, project):
+            found.append(Session("copilot", entry.name, path, mtime))
+    return found
 
 
 def read(machine, session, log):

@@ -27,6 +27,12 @@ from ..text import iso_seconds
 COPILOT_LIMIT = 256 * 1024
 
 
+# Copilot CLI bounds one hook invocation's output at 10 MiB (its changelog, 1.0.76; not measured):
+# 256 KiB of skill text prints as at most about 1.5 MiB of escaped JSON, so this never binds today, but
+# the bound is kept on what is printed all the same (Briefing.over_output).
+COPILOT_OUTPUT_LIMIT = 10 * 1024 * 1024
+
+
 # The task tool's built-in agent types in Copilot CLI 1.0.102 (its agent_type enum), and the
 # hidden rubber-duck, which the task tool accepts outside its enum (facts/rendering.md).
 COPILOT_BUILTIN_AGENTS = frozenset(
@@ -528,7 +534,7 @@ HARNESS = Harness(
     preloads_native=True,
     native_skip=copilot_native_skip,
     # One flat additionalContext of any size (fact 9, 14), from part 1.
-    part_budget=None, whole_limit=COPILOT_LIMIT, flat_context=True,
+    part_budget=None, whole_limit=COPILOT_LIMIT, output_limit=COPILOT_OUTPUT_LIMIT, flat_context=True,
     # hooks/hooks.copilot.json, named by .github/plugin/plugin.json, which Copilot reads before
     # .claude-plugin/plugin.json (fact 16, measured).
     hooks_check=copilot_hooks_check,
