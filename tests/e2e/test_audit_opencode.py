@@ -6,6 +6,7 @@ missing, refused), then a command whose subtask runs that agent, told to abort. 
 then reads the CLI's database and log and gives each run its verdict.
 """
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -33,6 +34,10 @@ def audit(machine):
     return proc.returncode, report, rows
 
 
+def listing(folder):
+    return sorted(path.name for path in folder.iterdir())
+
+
 def test_opencode_and_kilo_runs_get_their_verdicts(cli, plugin, tmp_path, serve):
     server = serve(FakeChat, delegation_script(["briefed", "control", "broken"],
                                                lambda req: DELEGATE in "\n".join(req.texts("user"))))
@@ -41,7 +46,26 @@ def test_opencode_and_kilo_runs_get_their_verdicts(cli, plugin, tmp_path, serve)
         proc = machine.run(*args)
         assert proc.rc == 0 and not proc.timed_out, proc
 
-    rc, report, rows = audit(machine)
+    # Nothing is created in the CLI's folder (issue 43, item 7): not by the audit, not by the pre-flight.
+    # Both CLIs leave their -wal and -shm after a run (measured); a database closed cleanly has none,
+    # and mode=ro alone would create both: checked in both states.
+    data = machine.home / ".local" / "share" / machine.cli
+    database = data / ("%s.db" % machine.cli)
+    preflight = {"hook_event_name": "SessionStart", "source": "startup", machine.cli + "_plugin": "1",
+                 "cwd": str(machine.project)}
+    for state in ("as the CLI left it", "closed cleanly"):
+        if state == "closed cleanly":
+            db = sqlite3.connect(str(database))
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.close()
+        before = listing(data)
+        assert (machine.cli + ".db-wal" in before) == (state == "as the CLI left it"), before
+        rc, report, rows = audit(machine)
+        assert listing(data) == before, (state, before)
+        subprocess.run([sys.executable, "-I", "-S", "-B", str(REPO / "hooks" / "briefing-preload")],
+                       env=machine.env(), cwd=str(machine.project), input=json.dumps(preflight).encode(),
+                       stdout=subprocess.PIPE, timeout=120)
+        assert listing(data) == before, (state, before)
     assert [(row["agent"], row["verdict"]) for row in rows] == [("briefed", "briefed"), ("broken", "refused"), ("broken", "refused"),
                                 ("control", "no-declaration")], report
     assert rc == 0 and report["skipped"] == [], report

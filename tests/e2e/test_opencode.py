@@ -179,6 +179,43 @@ def test_subtask_command_gets_the_abort_instruction(cli, plugin, tmp_path, serve
         assert "briefing" not in body_keys(req.body)
 
 
+def test_a_plugin_folder_removed_after_start_refuses_a_declaring_spawn(cli, plugin, tmp_path, serve):
+    """Issue 43, item 2: the built folder is removed (an update, ``scripts/build-opencode-plugin OUT``
+    again) while the CLI runs. Every hook run then fails; the plugin refuses the task call with the
+    line every command-hook harness prints for a vanished folder, and the child never starts."""
+    import shutil
+    own = build_plugin(tmp_path / "own")  # this run's copy, removed while it runs
+    removed = []
+    child = child_script(compact=False)
+
+    def script(req):
+        reply = child(req)
+        if reply is not None:
+            return reply
+        if not req.tool_results():
+            if not removed:
+                shutil.rmtree(str(own))  # after the plugin started (its pre-flight ran), before the spawn
+                removed.append(True)
+            return task("briefed", prompt="TASK-FOR-briefed")
+        return say("PARENT-DONE")
+
+    server = serve(FakeChat, script)
+    machine = OpenCodeMachine(tmp_path / "machine", server, cli, own).write(AGENTS)
+    proc = machine.run("Delegate the task.")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    assert removed and not own.exists()
+    gone = ("briefing cannot run: its folder %s is gone (updated or removed while this session ran), so every agent "
+            "spawn is refused. Restart the session; if this goes on, reinstall briefing." % own)
+    parents = [r for r in server.log if r.has_tools and not r.parent]
+    results = parents[-1].tool_results()
+    assert len(results) == 1 and results[0].startswith(gone), results
+    assert not server.children(), [(r.index, r.session) for r in server.children()]
+    assert not [r for r in server.log if "TASK-FOR-briefed" in "\n".join(r.texts("user")) and r.session != parents[0].session]
+    assert gone in machine.logs()
+    # It started whole: the pre-flight ran from the folder before it went away.
+    assert "briefing pre-flight" in proc.stderr, proc
+
+
 def test_a_different_spelling_starts_no_agent(cli, plugin, tmp_path, serve):
     """Issue 43: OpenCode and Kilo look an agent up by its exact name (measured), so no spelling
     reaches an agent whose rules or declaration a spelling-blind harness would have to fold."""

@@ -2,7 +2,7 @@
 // hook in a temporary project: node --test tests/js (scripts/test runs it).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, chmodSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, chmodSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -260,5 +260,157 @@ test("the pre-flight toast is shown at start and again at the first message (the
     assert.equal(toasts.length, 2, "once more, at the first message only");
   } finally {
     rmSync(p.root, { recursive: true, force: true });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// A hook run that cannot happen, crashes, times out or answers garbage (issue 43, item 2): never
+// "nothing to say". A spawn is refused (or, a subtask's child, told to abort) with a message that
+// names briefing and the cause; a session's own agent hears it; the pre-flight says it.
+// ---------------------------------------------------------------------------------------------
+
+// A plugin folder of its own: briefing.js and hooks/ as the build lays them out, or with a
+// stand-in hook (a Python script) that fails one way.
+function pluginFolder(hook) {
+  const folder = mkdtempSync(join(tmpdir(), "briefing-plugin-"));
+  cpSync(join(PLUGIN_DIR, "briefing.js"), join(folder, "briefing.js"));
+  if (hook === undefined) cpSync(join(REPO, "hooks"), join(folder, "hooks"), { recursive: true });
+  else if (hook !== null) {
+    mkdirSync(join(folder, "hooks"));
+    writeFileSync(join(folder, "hooks", "briefing-preload"), hook);
+  }
+  return folder;
+}
+
+const FAILING = {
+  "crashes": { hook: "import sys\nsys.stdin.read()\nsys.stderr.write('Traceback: boom\\n')\nsys.exit(1)\n", cause: /its hook exited with status 1 \(Traceback: boom\)/ },
+  "is killed": { hook: "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", cause: /its hook was killed \(SIGKILL\)/ },
+  "times out": { hook: "import os, sys, time\nopen(os.environ['PID_FILE'], 'a').write('%d\\n' % os.getpid())\ntime.sleep(120)\n", cause: /its hook did not answer within 1 s \(it was stopped\)/ },
+  "answers garbage": { hook: "print('hello there')\n", cause: /its hook answered something that is not a JSON object \(hello there\)/ },
+  "answers cut-off JSON": { hook: "print('{\"hookSpecificOutput\": {\"permissionDecision\": \"de')\n", cause: /not a JSON object \(\{"hookSpecificOutput/ },
+  "answers a JSON array": { hook: "print('[1, 2]')\n", cause: /not a JSON object \(\[1, 2\]\)/ },
+};
+
+// The three places a failed run shows, after ``spoil()`` (run once the pre-flight is done):
+// the model's task call, a subtask's child, and a session's own agent.
+async function failingRuns(folder, spoil, extra = {}) {
+  const p = project(AGENTS);
+  const messages = [];
+  let preflight;
+  const env = { ...process.env, HOME: p.home, XDG_CONFIG_HOME: join(p.home, ".config"), ...(extra.env || {}) };
+  try {
+    const hooks = await plugin.server(
+      { directory: p.proj, client: undefined },
+      { here: folder, env, timeout: 1000, onMessage: (level, message) => messages.push({ level, message }), onPreflight: (x) => (preflight = x) },
+    );
+    await preflight;
+    const atStart = messages.splice(0);
+    spoil();
+    let refusal = null;
+    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "c" }, { args: { subagent_type: "plain", prompt: "x" } })
+      .catch((error) => (refusal = error.message));
+    await hooks["chat.message"]({ sessionID: "P", agent: "build" }, { message: {}, parts: [{ type: "subtask", id: "prt_1", agent: "briefed", prompt: "y" }] });
+    const own = { system: await system(hooks, "P"), messages: messages.splice(0) };
+    await hooks["tool.execute.before"]({ tool: "task", sessionID: "P", callID: "prt_2" }, { args: { subagent_type: "briefed", prompt: "y", command: "c" } });
+    await hooks["chat.message"]({ sessionID: "C", agent: "briefed" }, { message: {}, parts: [] });
+    const child = { system: await system(hooks, "C"), messages: messages.splice(0) };
+    return { atStart, refusal, own, child };
+  } finally {
+    rmSync(p.root, { recursive: true, force: true });
+  }
+}
+
+function assertRefusedEverywhere(runs, cause) {
+  assert.ok(runs.refusal, "the task call went through");
+  assert.match(runs.refusal, /^briefing /);
+  assert.match(runs.refusal, cause);
+  const [abort] = runs.child.system;
+  assert.equal(runs.child.system.length, 1, "the subtask's child got nothing");
+  assert.match(abort, /^<briefing agent="briefed" status="abort">\nSTOP\. Do not attempt the task/);
+  assert.match(abort, cause);
+  assert.ok(runs.child.messages.some((m) => m.level === "warn" && m.message.startsWith("briefing: NOT briefed, told to abort: agent 'briefed': ")));
+  // The session's own agent is not a spawn: it goes on, and hears why nothing was checked.
+  assert.deepEqual(runs.own.system, []);
+  assert.ok(runs.own.messages.some((m) => m.level === "warn" && /^briefing /.test(m.message) && cause.test(m.message)), JSON.stringify(runs.own.messages));
+}
+
+for (const [name, { hook, cause }] of Object.entries(FAILING)) {
+  test(`a hook that ${name}: the pre-flight says so, a spawn is refused with the cause`, { timeout: 60000 }, async () => {
+    const folder = pluginFolder(hook);
+    const pids = join(folder, "pids");
+    try {
+      const runs = await failingRuns(folder, () => {}, { env: { PID_FILE: pids } });
+      assert.ok(runs.atStart.some((m) => m.level === "warn" && m.message.startsWith("briefing could not run its pre-flight: ") && cause.test(m.message)),
+        JSON.stringify(runs.atStart));
+      assert.match(runs.refusal, /^briefing could not check this spawn, so it is refused: /);
+      assertRefusedEverywhere(runs, cause);
+      if (name === "times out") {
+        // Every run it started was killed, none is left behind.
+        const started = readFileSync(pids, "utf8").trim().split("\n").map(Number);
+        assert.ok(started.length >= 4, started);
+        for (const pid of started) {
+          for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+          assert.ok(!alive(pid), `pid ${pid} still runs`);
+        }
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("the folder-gone message is scripts/hook-commands' GONE, word for word", () => {
+  const js = readFileSync(join(PLUGIN_DIR, "briefing.js"), "utf8");
+  const py = readFileSync(join(REPO, "scripts", "hook-commands"), "utf8");
+  const gone = py.match(/^GONE = \(([\s\S]*?)\)$/m)[1].match(/"([^"]*)"/g).map((s) => s.slice(1, -1)).join("");
+  assert.ok(js.includes(JSON.stringify(gone)), "GONE differs");
+});
+
+test("the plugin folder removed while the CLI runs: every spawn is refused, naming the folder", { timeout: 60000 }, async () => {
+  const folder = pluginFolder(undefined);
+  try {
+    const runs = await failingRuns(folder, () => rmSync(folder, { recursive: true, force: true }));
+    assert.ok(runs.atStart.some((m) => m.message.startsWith("briefing pre-flight")), "the hook ran at start");
+    const gone = `briefing cannot run: its folder ${folder} is gone (updated or removed while this session ran), so every agent spawn is refused. Restart the session; if this goes on, reinstall briefing.`;
+    assert.equal(runs.refusal, gone);
+    assertRefusedEverywhere(runs, new RegExp(`its folder ${folder.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is gone`));
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test("no Python, and then the folder gone: the folder's line wins, as in the hooks files' commands", { timeout: 60000 }, async () => {
+  const folder = pluginFolder(undefined);
+  const bin = mkdtempSync(join(tmpdir(), "briefing-nopy-"));
+  try {
+    const runs = await failingRuns(folder, () => rmSync(folder, { recursive: true, force: true }), { env: { PATH: bin } });
+    assert.ok(runs.atStart.some((m) => m.message.startsWith("briefing is not running: no Python 3.8")), JSON.stringify(runs.atStart));
+    assertRefusedEverywhere(runs, /briefing cannot run: its folder .* is gone/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test("briefing.js copied on its own: it says the hook is missing beside it, not Python, and refuses spawns", { timeout: 60000 }, async () => {
+  const folder = pluginFolder(null);
+  try {
+    const runs = await failingRuns(folder, () => {});
+    const alone = `briefing cannot run: the hook it runs, hooks/briefing-preload, is not beside briefing.js in ${folder} (the file was installed without its folder), so every agent spawn is refused. Install the whole plugin folder (docs/opencode.md) and start a new session.`;
+    assert.deepEqual(runs.atStart.map((m) => [m.level, m.message]), [["warn", alone]]);
+    assert.ok(!JSON.stringify(runs).includes("no Python"));
+    assert.equal(runs.refusal, alone);
+    assertRefusedEverywhere(runs, /hooks\/briefing-preload, is not beside briefing\.js/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
   }
 });

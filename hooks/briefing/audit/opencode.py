@@ -2,7 +2,7 @@
 1.18.33 and Kilo 7.7.7).
 
 Both keep every session of every project in one SQLite database, ``$XDG_DATA_HOME/opencode/
-opencode.db`` (Kilo: ``kilo/kilo.db``), read here read-only (``mode=ro``). A main session is a
+opencode.db`` (Kilo: ``kilo/kilo.db``), read here read-only, creating no file (``connect``). A main session is a
 ``session`` row without ``parent_id`` whose ``directory`` is this project; each child session
 (a task call's subagent) has the parent's id, its ``agent`` and ``time_created``; a compaction
 is a ``part`` of type ``compaction`` in the child's session; a spawn briefing refused is the
@@ -32,6 +32,9 @@ LOG_NEEDLES = (b"message=created id=", b"message=loop ", b"message=stream ", b'm
 # A plugin line belongs to a session whose first request in that process follows it; of the next
 # few such sessions, the one of the agent the line names (parallel task calls start together).
 CANDIDATES = 8
+# The plugin's refusals of a task call: a declaration's, and those of a hook run that could not
+# happen (its folder gone, briefing.js alone, a crash, a timeout, an answer that is not JSON).
+REFUSALS = ("briefing:", "briefing cannot run:", "briefing could not check this spawn")
 SESSION_LIMIT = 200000  # rows of one session's parts read at most (a bound, like the byte bound)
 
 
@@ -42,12 +45,27 @@ def data_dir(machine, key):
 
 
 def connect(path):
-    """A read-only connection to the CLI's database, or raise sqlite3.Error / OSError."""
+    """A read-only connection to the CLI's database that creates no file beside it, or raise
+    sqlite3.Error / OSError.
+
+    ``mode=ro`` on a WAL database (both CLIs keep theirs in WAL mode) with no ``-wal`` beside it
+    creates ``-wal`` and ``-shm`` and leaves them (measured, SQLite 3.40), in another program's
+    folder; ``immutable=1`` reads the file as it is and creates nothing. That is only right while
+    no ``-wal`` exists (nothing newer than the file itself): with one (the CLI is running, or died),
+    ``mode=ro`` reads it through its ``-shm``; a ``-wal`` without its ``-shm`` could be read only by
+    creating one, and is reported instead. A CLI starting between the check and the read can change
+    the file under an immutable reader: what fails then is reported like any unreadable database.
+    """
     import sqlite3
     from urllib.parse import quote
     if not os.path.isfile(path):
         raise OSError("no such file")
-    db = sqlite3.connect("file:%s?mode=ro" % quote(os.path.abspath(path)), uri=True, timeout=2.0)
+    wal, shm, journal = (os.path.lexists(path + suffix) for suffix in ("-wal", "-shm", "-journal"))
+    if wal and not shm:
+        raise OSError("its write-ahead log (%s-wal) has no -shm beside it, and reading it would create one; "
+                      "it is read after the CLI's next start" % os.path.basename(path))
+    flags = "mode=ro" if wal or journal else "mode=ro&immutable=1"
+    db = sqlite3.connect("file:%s?%s" % (quote(os.path.abspath(path)), flags), uri=True, timeout=2.0)
     db.text_factory = lambda data: data.decode("utf-8", "replace")
     return db
 
@@ -187,18 +205,21 @@ def compactions_of(db, sid):
 def refusals(key, db, session, log):
     """A run per task call of the session that briefing refused (no child session was made)."""
     runs = []
+    reasons = " OR ".join(["data LIKE ?"] * len(REFUSALS))
     rows = db.execute("SELECT time_created, data FROM part WHERE session_id = ? AND data LIKE '%\"task\"%' "
-                      "AND data LIKE '%briefing:%' ORDER BY time_created LIMIT ?", (session.id, SESSION_LIMIT))
+                      "AND (" + reasons + ") ORDER BY time_created LIMIT ?",
+                      (session.id,) + tuple("%" + r + "%" for r in REFUSALS) + (SESSION_LIMIT,))
     for created, data in rows:
         value = json_of(data)
         state = value.get("state") if value and value.get("type") == "tool" and value.get("tool") == "task" else None
         if not isinstance(state, dict) or state.get("status") != "error":
             continue
         error, args = state.get("error"), state.get("input") if isinstance(state.get("input"), dict) else {}
-        if isinstance(error, str) and "briefing:" in error:
+        at = min([error.find(r) for r in REFUSALS if r in error] or [-1]) if isinstance(error, str) else -1
+        if at >= 0:
             run = Run(key, session.id, args.get("subagent_type"), None,
                       ms_time(created) if isinstance(created, (int, float)) else None)
-            run.refused, run.file = error[error.find("briefing:"):], session.path
+            run.refused, run.file = error[at:], session.path
             runs.append(run)
     return runs
 
@@ -211,22 +232,66 @@ def ms_time(value):
 # The CLI's log: what the plugin logged for each session, read once per audit.
 # ---------------------------------------------------------------------------------------------
 
-FIELD = re.compile(r'(\w[\w.]*)=("(?:[^"\\]|\\.)*"|\S*)')
+# Every pattern here is applied to log text anyone can append to (the model's own shell can), so
+# each must take time linear in it: each is deterministic (a character has one way to match, and
+# a repeat's characters differ from what follows it: no backtracking into it), and a search never
+# rescans what a failed attempt read (tests/test_audit_opencode_log.py checks both on the parsed
+# patterns). Fields are ``name=value`` (logfmt: the value a JSON string, or up to the next space).
+NAME_RUN = re.compile(r"[\w.]+")
+QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+BARE = re.compile(r"\S*")
 ABORT = "briefing: NOT briefed, told to abort: agent '"
-AUDIT_LINE = re.compile(u"^briefing: (.*) \u2190 (.*?) \\((\\d+(?:\\.\\d+)?) kB\\)(?:;|$)")
+# The audit line: ``briefing: <agent> ← <names> (<size> kB)``, then the end or ``;`` (audit_line).
+AUDIT_START = "briefing: "
+ARROW = u" \u2190 "
+SIZE = re.compile(r" \((\d+(?:\.\d+)?) kB\)")
 
 
 def fields(line):
+    r"""The line's fields, the first of each name kept: what ``findall`` of
+    ``(\w[\w.]*)=("(?:[^"\\]|\\.)*"|\S*)`` finds, without its quadratic rescans of a long word
+    that has no ``=``. Each scan starts where the last one ended; the only one that can read past
+    its end is an unclosed string's, once a line at most (a later ``="`` would have closed it)."""
     from ..jsontext import parse_json
-    out = {}
-    for name, value in FIELD.findall(line):
+    out, pos, end = {}, 0, len(line)
+    while True:
+        run = NAME_RUN.search(line, pos)
+        if run is None:
+            return out
+        pos = run.end()
+        name = run.group().lstrip(".")
+        if pos >= end or line[pos] != "=" or not name:
+            continue
+        value = QUOTED.match(line, pos + 1) if line.startswith('"', pos + 1) else None
+        value = value or BARE.match(line, pos + 1)
+        pos, value = value.end(), value.group()
         if value.startswith('"'):
             try:
                 value = parse_json(value)
             except ValueError:
                 continue
         out.setdefault(name, value)
-    return out
+
+
+def audit_line(message):
+    r"""(agent, names, size) of the plugin's audit line, or None: what ``^briefing: (.*) ← (.*?)
+    \((\d+(?:\.\d+)?) kB\)(?:;|$)`` matches, in linear time. The greedy agent runs to the last
+    arrow before the last size that ends the line or a ``;``; the names, to the first such size
+    after that arrow. ``.`` stops at a newline, and ``$`` matches before a final one."""
+    if not message.startswith(AUDIT_START):
+        return None
+    newline = message.find("\n")
+    text = message if newline < 0 else message[:newline]
+    at_end = newline in (-1, len(message) - 1)
+    sizes = [m for m in SIZE.finditer(text, len(AUDIT_START))
+             if text.startswith(";", m.end()) or (m.end() == len(text) and at_end)]
+    if not sizes:
+        return None
+    arrow = text.rfind(ARROW, len(AUDIT_START), sizes[-1].start())
+    if arrow < 0:
+        return None
+    size = next(m for m in sizes if m.start() >= arrow + len(ARROW))
+    return text[len(AUDIT_START):arrow], text[arrow + len(ARROW):size.start()], size.group(1)
 
 
 def log_lines(key, machine, log):
@@ -247,6 +312,44 @@ def log_lines(key, machine, log):
     return out
 
 
+# The log is read in chunks, never a line at a time: a single line of any length (a pasted blob,
+# a padded crash) costs at most the bytes the bound lets it read, and memory of CHUNK + LINE_BYTES.
+# Every line the reader parses is far shorter than LINE_BYTES; a longer one is read past, unparsed.
+CHUNK = 64 * 1024
+LINE_BYTES = 64 * 1024
+
+
+def bounded_lines(handle, limit, cut=False):
+    """Each line (bytes, with its newline but for the last) of the next ``limit`` bytes of
+    ``handle``, read CHUNK bytes at a time; None for a line longer than LINE_BYTES, read past and
+    dropped. ``cut``: the read starts inside a line, which is dropped too."""
+    left, carry, held, skipping = limit, [], 0, cut
+    while left > 0:
+        chunk = handle.read(min(CHUNK, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        start = 0
+        while True:
+            stop = chunk.find(b"\n", start)
+            if stop < 0:
+                break
+            if not skipping:
+                carry.append(chunk[start:stop + 1])
+                yield b"".join(carry) if held + stop + 1 - start <= LINE_BYTES else None
+            elif not cut:
+                yield None
+            cut, skipping, carry, held, start = False, False, [], 0, stop + 1
+        if not skipping and start < len(chunk):
+            held += len(chunk) - start
+            if held > LINE_BYTES:
+                skipping, carry = True, []
+            else:
+                carry.append(chunk[start:])
+    if carry or (skipping and not cut):
+        yield b"".join(carry) if carry else None
+
+
 def read_log(key, path, log, out):
     opened = open_record(path, log, key)
     if opened is None:
@@ -257,18 +360,19 @@ def read_log(key, path, log, out):
     waiting, active, pending = {}, {}, {}
     try:
         limit = min(log.per_file, max(log.bytes_left, 0))
-        if info.st_size > limit:
+        cut = info.st_size > limit
+        if cut:
             # The log is appended to: its end holds the recent sessions, the ones audited.
             log.problem(key, path, "only its last %d of %d bytes were read (the audit's bound)" % (
                 limit, info.st_size))
             out["cut"] = path
             handle.seek(info.st_size - limit)
-            handle.readline()  # the rest of a line cut at the start
-        used = 0
-        for raw in handle:
-            used += len(raw)
-            if used > limit:
-                break
+        log.bytes_left -= limit if cut else min(info.st_size, limit)
+        long_lines = 0
+        for raw in bounded_lines(handle, limit, cut):
+            if raw is None:
+                long_lines += 1
+                continue
             if not raw.startswith(b"timestamp=") or not any(n in raw for n in LOG_NEEDLES):
                 continue
             out[None] = True
@@ -299,7 +403,9 @@ def read_log(key, path, log, out):
                     candidates = list(waiting.get(process, ()))
                     pending.setdefault(process, []).append(candidates)
                     out.setdefault("lines", []).append((when, process, frame, candidates))
-        log.bytes_left -= min(used, limit)
+        if long_lines:
+            log.problem(key, path, "%d line(s) longer than %d bytes were read past, not parsed" % (
+                long_lines, LINE_BYTES))
     except OSError as exc:
         log.problem(key, path, "unreadable: %s" % (exc.strerror or exc))
     finally:
@@ -309,13 +415,13 @@ def read_log(key, path, log, out):
 def frame_of(message):
     """What an audit line of the plugin says was delivered, as ``framed`` gives it; a refusal
     (the abort instruction the child got) as {"refusal"}; None for another line."""
-    match = AUDIT_LINE.match(message)
+    match = audit_line(message)
     if match:
-        names = [n for n in match.group(2).split(", ") if n]
-        total = int(round(float(match.group(3)) * 1000))
+        names = [n for n in match[1].split(", ") if n]
+        total = int(round(float(match[2]) * 1000))
         items = [{"name": n, "kind": "skill", "bytes": total if len(names) == 1 else None, "parts": [1]}
                  for n in names]
-        return {"agent": match.group(1), "abort": False, "parts": [1], "count": 1, "items": items,
+        return {"agent": match[0], "abort": False, "parts": [1], "count": 1, "items": items,
                 "total": total}
     if message.startswith(ABORT):
         # The child told to abort (a command's subtask, which cannot be refused; docs/opencode.md).
