@@ -8,7 +8,10 @@ import json
 
 import pytest
 
+from conftest import hook_package
 from framing import rebuild
+
+hook_package()
 
 SKILL_TEXT = "Base directory for this skill: /p/.qwen/skills/%s\nImportant: ALWAYS resolve absolute paths.\n\n%s-BODY\n"
 
@@ -95,3 +98,16 @@ def test_garbage_lines_are_skipped(sandbox):
     sb.write({"home/.qwen/projects/-project/chats/s-1.jsonl": text})
     out = sb.run(sb.payload("SessionStart", "qwen", source="compact"), env=sb.qwen_env()).out
     assert rebuild([json.loads(out)["hookSpecificOutput"]["additionalContext"]]).order == ["a"]
+
+
+def test_the_doctor_shows_what_the_main_session_would_get_back(sandbox):
+    from briefing.audit.qwen import qwen_slug
+    sb = sandbox({})
+    sb.write({"home/.qwen/projects/%s/chats/s-1.jsonl" % qwen_slug(str(sb.project)):
+              "".join(json.dumps(l) + "\n" for l in load("a", "c1") + COMPACTION + load("b", "c2"))})
+    out = sb.doctor("--loaded", "--harness", "qwen", "--json", cwd=sb.project, env=sb.qwen_env())
+    assert out.rc == 0, out
+    (row,) = json.loads(out.out)["loaded"]
+    assert (row["harness"], row["who"]) == ("qwen", "session s-1 (main agent)")
+    # b was loaded after the last compaction: still in the history, so only a comes back
+    assert [l["name"] for l in row["loaded"]] == ["a"] and [b["name"] for b in row["back"]] == ["a"]
