@@ -76,6 +76,8 @@ ROWS = [
      "claude", {"briefing.loaded"}),
     ("qwen session compacted, had loaded a skill", lambda sb: (loaded_qwen(sb), (), sb.qwen_env()),
      "qwen", {"briefing.loaded"}),
+    ("opencode session compacted, had loaded a skill", lambda sb: (loaded_opencode(sb), (), {}),
+     "opencode", {"briefing.loaded", "briefing.audit", "briefing.audit.opencode"}),
     # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
     ("codex tool call after a compaction", lambda sb: (compacted_codex(sb, "PostToolUse"), (), {}), "codex", set()),
     ("codex new turn after a compaction", lambda sb: (compacted_codex(sb, "UserPromptSubmit"), (), {}),
@@ -104,6 +106,14 @@ def loaded_qwen(sb):
              {"type": "system", "subtype": "chat_compression"}]
     sb.write({"home/.qwen/projects/-project/chats/s-1.jsonl": "".join(json.dumps(l) + "\n" for l in lines)})
     return sb.payload("SessionStart", "qwen", source="compact")
+
+
+def loaded_opencode(sb):
+    """An OpenCode session compacted after it loaded a skill with the skill tool (issue 45)."""
+    from test_loaded_opencode import database
+    database(sb, [("skill", "style", 1), ("compaction", None, 2)])
+    return {"hook_event_name": "SessionStart", "opencode_plugin": "1", "cwd": str(sb.project),
+            "source": "compact", "session_id": "ses_1"}
 
 
 def compacted_codex(sb, event):

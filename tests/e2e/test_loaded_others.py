@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from fake_chat import FakeChat, say as chat_say, task, tool_call
+from fakes import block_text
+from framing import rebuild
 from fake_gemini import FakeGemini, call, complete_task, invoke_agent
 from kit import Skill
 from opencode_runner import OpenCodeMachine, binary, build_plugin
@@ -156,32 +158,86 @@ def cli(request):
     return request.param
 
 
-@pytest.mark.parametrize("who", ["main session", "subagent"])
-def test_opencode_and_kilo_lose_a_loaded_skill_at_a_compaction(cli, who, plugin, ripgrep, tmp_path, serve):
-    skill = Skill("inv-%s" % ("sub" if who == "subagent" else "main"))
+LOADED = "You loaded the skills below earlier in this session"
+
+
+@pytest.mark.parametrize("case", ["main session", "subagent", "ordinary file read", "switched off"])
+def test_opencode_and_kilo_get_a_loaded_skill_back_after_a_compaction(cli, case, plugin, ripgrep, tmp_path, serve):
+    """Both CLIs drop it (the request before the compaction held it); briefing's plugin, told by
+    ``session.compacted``, asks the hook, which reads the CLI's database: the skill is back in the
+    first request after the compaction and in every later one, once, whole."""
+    subagent = case == "subagent"
+    skill = Skill("inv-%s" % ("sub" if subagent else "main"))
+    notes = "An ordinary file, NOTES-MARKER-77d1.\n"
 
     def script(request):
         if not request.has_tools:  # the title's or the summarizer's request
             return chat_say("SUMMARY-OF-THE-WORK")
         results = request.tool_results()
-        if who == "subagent" and not request.parent:
+        if subagent and not request.parent:
             return task("skiller", prompt="TASK-FOR-skiller") if not results else chat_say("PARENT-DONE")
         if "SUMMARY-OF-THE-WORK" in request.all_text:
-            return chat_say("DONE-AFTER")
+            return chat_say("DONE-AFTER") if results else tool_call("glob", {"pattern": "*.txt"})
         if not results:
+            if case == "ordinary file read":
+                return tool_call("read", {"filePath": str(tmp_path / "project" / "notes.txt")})
             return tool_call("skill", {"name": skill.name})
         # a reply reporting usage past the context: the CLI compacts before the next request
         return tool_call("glob", {"pattern": "*.md"}, prompt_tokens=1000000)
     server = serve(FakeChat, script)
-    machine = OpenCodeMachine(tmp_path, server, cli, plugin).write({
-        "{dir}/skills/%s/SKILL.md" % skill.name: skill.md(),
-        "{dir}/agents/skiller.md": "---\ndescription: e2e skiller\nmode: subagent\n---\nDo the task.\n"})
+    files = {"{dir}/skills/%s/SKILL.md" % skill.name: skill.md(), "notes.txt": notes,
+             "{dir}/agents/skiller.md": "---\ndescription: e2e skiller\nmode: subagent\n---\nDo the task.\n"}
+    if case == "switched off":
+        files[".briefing/rules.json"] = json.dumps({"keep_loaded_skills": False})
+    machine = OpenCodeMachine(tmp_path, server, cli, plugin).write(files)
     base_env = machine.env
     machine.env = lambda: dict(base_env(), PATH="%s:%s" % (ripgrep, base_env()["PATH"]))
     proc = machine.run("Start the work.")
     assert proc.rc == 0 and not proc.timed_out, proc
-    turns = [r for r in server.log if r.has_tools and bool(r.parent) == (who == "subagent")]
+    turns = [r for r in server.log if r.has_tools and bool(r.parent) == subagent]
+    before = [r for r in turns if "SUMMARY-OF-THE-WORK" not in r.all_text]
+    after = [r for r in turns if "SUMMARY-OF-THE-WORK" in r.all_text]
+    assert len(after) == 2, "not two requests after a compaction: %r" % server.log
+    if case == "ordinary file read":
+        assert any(notes.strip() in r.all_text for r in before)
+    else:
+        assert any(holds(r, skill) == [1, 1] for r in before), "the skill was never loaded"
+    for request in after:
+        system = request.system
+        if case in ("ordinary file read", "switched off"):
+            assert LOADED not in request.all_text and holds(request, skill) == [0, 0]
+            continue
+        # once, whole: both markers once, inside the one system entry that gives it back
+        assert holds(request, skill) == [1, 1] and system.count(LOADED) == 1, system[-2000:]
+        entry = [block_text(m.get("content")) for m in request.messages
+                 if m.get("role") == "system" and LOADED in block_text(m.get("content"))]
+        rebuilt = rebuild(entry)
+        assert list(rebuilt.skills) == [skill.name]
+        assert skill.body in rebuilt.skills[skill.name]
+    # the CLI's own summary and the tool results after the compaction: without the plugin, nothing
+    # (test_opencode_and_kilo_lose_… pins that)
+
+
+def test_opencode_and_kilo_lose_a_loaded_skill_without_briefing(cli, plugin, ripgrep, tmp_path, serve):
+    """The measured loss, with briefing's plugin not installed."""
+    skill = Skill("inv-main")
+
+    def script(request):
+        if not request.has_tools:
+            return chat_say("SUMMARY-OF-THE-WORK")
+        if "SUMMARY-OF-THE-WORK" in request.all_text:
+            return chat_say("DONE-AFTER")
+        if not request.tool_results():
+            return tool_call("skill", {"name": skill.name})
+        return tool_call("glob", {"pattern": "*.md"}, prompt_tokens=1000000)
+    server = serve(FakeChat, script)
+    machine = OpenCodeMachine(tmp_path, server, cli, plugin).write({"{dir}/skills/%s/SKILL.md" % skill.name: skill.md()})
+    (machine.project / ("opencode.json" if cli == "opencode" else "kilo.json")).write_text("{}")  # no plugin
+    base_env = machine.env
+    machine.env = lambda: dict(base_env(), PATH="%s:%s" % (ripgrep, base_env()["PATH"]))
+    proc = machine.run("Start the work.")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    turns = [r for r in server.log if r.has_tools]
     assert any(holds(r, skill) == [1, 1] for r in turns), "the skill was never loaded"
     after = [r for r in turns if "SUMMARY-OF-THE-WORK" in r.all_text]
-    assert after, "no request after a compaction"
-    assert holds(after[0], skill) == [0, 0]
+    assert after and holds(after[0], skill) == [0, 0]
