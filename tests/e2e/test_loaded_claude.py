@@ -28,6 +28,7 @@ from fakes import _collect_strings, bash, block_text, briefing_parts, spawn, too
 from framing import rebuild
 from kit import Skill
 from runners import REPO, Claude, _kill_group
+from test_agent_sdk import briefing_site, sdk_python  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -209,7 +210,8 @@ def given_back(request):
     for text in strings(request.body, []):
         at = text.find(prefix)
         if at >= 0 and HEADER_START in text:
-            return rebuild(briefing_parts(text[at + len(prefix):])).skills
+            parts = briefing_parts(text[at + len(prefix):])
+            return rebuild([p for p in parts if HEADER_START in p or "continues the skills you loaded" in p]).skills
     return {}
 
 
@@ -285,6 +287,23 @@ def test_a_skill_claude_code_cut_comes_back_whole(machine):
         ("main", [("inv-big", len(given_back(request)["inv-big"].encode()))], ["SessionStart"])]
 
 
+def test_a_subagent_gets_its_briefing_and_then_the_skill_claude_code_cut(machine):
+    claude = machine(script_for(subagent="skiller"))
+    alpha, big = Skill("alpha", size=12000), Skill("inv-big", size=30000)
+    install(claude, alpha, big, extra={"project/.claude/agents/skiller.md": unit_agent_md(
+        "skiller", ["alpha"], body="You are an e2e test agent.\n")})
+    converse(claude, ["Use the skiller."])
+    request = after_compaction(claude.server, subagent=True)
+    prefix = "SessionStart hook additional context: "
+    context = [t for t in strings(request.body, []) if prefix in t][0].split(prefix, 1)[1]
+    parts = briefing_parts(context)
+    briefing = rebuild([p for p in parts if HEADER_START not in p and "continues the skills you loaded" not in p])
+    assert briefing.skills == {"alpha": alpha.body}  # its own briefing, whole, once
+    assert request.all_text.count(alpha.start) == 1
+    assert whole_given_back(request, big) and list(given_back(request)) == ["inv-big"]
+    assert request.all_text.count(big.end) == 1
+
+
 def test_a_subagent_gets_the_skill_claude_code_cut_back_whole(machine):
     claude = machine(script_for(subagent="skiller"))
     big = Skill("inv-big", size=30000)
@@ -318,3 +337,30 @@ def test_controls_nothing_comes_back(machine, case):
     assert request.all_text.count(main.end) <= 1
     if case != "read a file":
         assert main.end not in request.all_text
+
+
+def test_a_skill_the_user_ran_as_a_command_comes_back_after_resume(machine):
+    claude = machine()
+    main = Skill("inv-main")
+    install(claude, main)
+    first = converse(claude, ["/inv-main"])
+    assert any(main.start in r.all_text for r in claude.server.log), "the /inv-main command loaded nothing"
+    second = converse(claude, ["/compact", "go on"], "--resume", first.session_id)
+    request = after_compaction(claude.server)
+    assert whole_once(request, main) and whole_given_back(request, main)
+    assert any("loaded skills again after compaction: inv-main" in m and "loaded by /inv-main" in m
+               for m in second.hook_messages())
+
+
+def test_agent_sdk_resume_then_auto_compaction_gives_the_skill_back(sdk_python, briefing_site, tmp_path, serve):
+    """The Claude Agent SDK (its own Claude Code, 2.1.332): a query, then one that resumes it and compacts."""
+    from test_agent_sdk import SdkRun
+    run = SdkRun(tmp_path, serve(UsageAnthropic, script_for()), sdk_python, briefing_site)
+    main = Skill("inv-main")
+    run.write({"project/.claude/skills/inv-main/SKILL.md": main.md()})
+    first = run.run({"prompt": "LOAD=inv-main", "with_briefing": {}, "setting_sources": ["project"]})
+    session = [m["data"]["session_id"] for m in first["messages"] if m["class"] == "ResultMessage"][0]
+    run.run({"prompt": "AUTO-COMPACT-NOW", "with_briefing": {}, "setting_sources": ["project"],
+             "extra_args": {"resume": session}})
+    request = after_compaction(run.server)
+    assert whole_once(request, main) and whole_given_back(request, main)

@@ -1290,18 +1290,19 @@ def claude_transcript_loads(path):
     data = read_tail(path, LOADED_TAIL)
     if not data:
         return []
-    lines = data.split(b"\n")
-    if len(data) >= LOADED_TAIL:
-        lines = lines[1:]  # the first line may be cut
+    start = data.find(b"\n") + 1 if len(data) >= LOADED_TAIL else 0  # the first line may be cut
     calls, commands, bodies = {}, {}, []
-    for line in lines:
-        if b"isMeta" in line and LOADED_BODY.encode() in line:
+    for line in lines_with(data, LOADED_BODY.encode(), start):
+        if b"isMeta" in line:
             entry = claude_entry(line)
             message = entry.get("message") if entry.get("isMeta") is True and entry.get("type") == "user" else None
             text = message_text(message.get("content")) if isinstance(message, dict) else None
             if text and text.startswith(LOADED_BODY):
                 bodies.append((entry, text))
-        elif b'"Skill"' in line and b"tool_use" in line:
+    if not bodies:
+        return []  # nothing loaded: the common case costs one search of the bytes
+    for line in lines_with(data, b'"Skill"', start):
+        if b"tool_use" in line:
             entry = claude_entry(line)
             message = entry.get("message")
             for block in message.get("content") or () if isinstance(message, dict) else ():
@@ -1309,13 +1310,13 @@ def claude_transcript_loads(path):
                     name = (block.get("input") or {}).get("skill") if isinstance(block.get("input"), dict) else None
                     if isinstance(block.get("id"), str) and isinstance(name, str):
                         calls[block["id"]] = name
-        elif b"<command-name>" in line:
-            entry = claude_entry(line)
-            message = entry.get("message")
-            text = message_text(message.get("content")) if isinstance(message, dict) else ""
-            name = text.partition("<command-name>")[2].partition("</command-name>")[0].strip()
-            if name.startswith("/") and isinstance(entry.get("uuid"), str):
-                commands[entry["uuid"]] = name[1:]
+    for line in lines_with(data, b"<command-name>", start):
+        entry = claude_entry(line)
+        message = entry.get("message")
+        text = message_text(message.get("content")) if isinstance(message, dict) else ""
+        name = text.partition("<command-name>")[2].partition("</command-name>")[0].strip()
+        if name.startswith("/") and isinstance(entry.get("uuid"), str):
+            commands[entry["uuid"]] = name[1:]
     from ..loaded import Loaded
     from ..text import iso_seconds
     out = []
@@ -1329,6 +1330,18 @@ def claude_transcript_loads(path):
         if name and when is not None:
             out.append(Loaded(name, text=text, order=when, event=event))
     return out
+
+
+def lines_with(data, needle, start=0):
+    """Each line of ``data`` (from ``start``) that holds ``needle``, once, in order: found by searching
+    the bytes, so a large transcript is never split into lines."""
+    at = data.find(needle, start)
+    while at >= 0:
+        begin = data.rfind(b"\n", start, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        yield data[max(begin, start):end]
+        at = data.find(needle, end)
 
 
 def claude_entry(line):
