@@ -252,6 +252,7 @@ async function server(input, options) {
   const now = options.now || Date.now;
   const subtasks = new Set(); // subtask parts not yet started: their task call cannot be refused (docs/opencode.md)
   const compacting = new Set(); // sessions whose summarizer request is being made
+  const loaded = new Map(); // session id -> the hook's answer (a promise) for its skills loaded before its compaction
 
   // The pre-flight, once per instance, without holding up the CLI's start.
   // Shown in the CLI's log, as a toast in the TUI, and on stderr under `opencode run` / `kilo run`,
@@ -338,8 +339,11 @@ async function server(input, options) {
     // the summarizer's request never does.
     "experimental.chat.system.transform": async (inp, out) => {
       const known = sessions.get(inp.sessionID);
-      if (!known || !known.context || compacting.has(inp.sessionID) || !out || !Array.isArray(out.system)) return;
-      out.system.push(known.context);
+      if (compacting.has(inp.sessionID) || !out || !Array.isArray(out.system)) return;
+      if (known && known.context) out.system.push(known.context);
+      // Issue 45: the skills it loaded before its compaction, on every request after it (docs/loaded-skills.md).
+      const again = loaded.has(inp.sessionID) ? contextOf(await loaded.get(inp.sessionID)) : null;
+      if (again) out.system.push(again);
     },
 
     // briefing: in an agent's frontmatter reaches the provider as a body field unless removed.
@@ -356,8 +360,18 @@ async function server(input, options) {
     event: async (input) => {
       const event = (input && input.event) || {};
       const props = event.properties || {};
-      if (event.type === "session.compacted" && props.sessionID) compacting.delete(props.sessionID);
-      if (event.type === "session.deleted" && props.info) sessions.delete(props.info.id);
+      if (event.type === "session.compacted" && props.sessionID) {
+        compacting.delete(props.sessionID);
+        const known = sessions.get(props.sessionID);
+        const asked = ask(payload("SessionStart", { source: "compact", session_id: props.sessionID, agent: known && known.agent }))
+          .catch(() => null);
+        loaded.set(props.sessionID, asked);
+        asked.then((answer) => report(answer));
+      }
+      if (event.type === "session.deleted" && props.info) {
+        sessions.delete(props.info.id);
+        loaded.delete(props.info.id);
+      }
     },
   };
 }

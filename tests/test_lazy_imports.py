@@ -78,6 +78,10 @@ ROWS = [
     # Issue 45: the skills a compacted session had loaded come back; only then is loaded.py imported.
     ("claude session compacted, had loaded a skill", lambda sb: (loaded_claude(sb), ("--part", "1"), {}),
      "claude", {"briefing.loaded"}),
+    ("qwen session compacted, had loaded a skill", lambda sb: (loaded_qwen(sb), (), sb.qwen_env()),
+     "qwen", {"briefing.loaded"}),
+    ("opencode session compacted, had loaded a skill", lambda sb: (loaded_opencode(sb), (), {}),
+     "opencode", {"briefing.loaded", "briefing.audit", "briefing.audit.opencode"}),
     # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
     ("codex tool call after a compaction", lambda sb: (compacted_codex(sb, "PostToolUse"), (), {}), "codex", set()),
     ("codex new turn after a compaction", lambda sb: (compacted_codex(sb, "UserPromptSubmit"), (), {}),
@@ -121,6 +125,25 @@ def loaded_claude(sb):
                                                           "input": {"skill": "style"}}]}}
     sb.write({"home/.claude/projects/-project/s.jsonl": json.dumps(call) + "\n" + json.dumps(line) + "\n"})
     return sb.payload("SessionStart", source="compact")
+
+
+def loaded_qwen(sb):
+    """A Qwen Code session compacted after it loaded a skill with the skill tool (issue 45)."""
+    lines = [{"type": "assistant", "message": {"parts": [{"functionCall": {"id": "c1", "name": "skill",
+                                                                           "args": {"skill": "style"}}}]}},
+             {"type": "tool_result", "message": {"parts": [{"functionResponse": {
+                 "id": "c1", "name": "skill", "response": {"output": "Base directory for this skill: /p\n\nBODY\n"}}}]}},
+             {"type": "system", "subtype": "chat_compression"}]
+    sb.write({"home/.qwen/projects/-project/chats/s-1.jsonl": "".join(json.dumps(l) + "\n" for l in lines)})
+    return sb.payload("SessionStart", "qwen", source="compact")
+
+
+def loaded_opencode(sb):
+    """An OpenCode session compacted after it loaded a skill with the skill tool (issue 45)."""
+    from test_loaded_opencode import database
+    database(sb, [("skill", "style", 1), ("compaction", None, 2)])
+    return {"hook_event_name": "SessionStart", "opencode_plugin": "1", "cwd": str(sb.project),
+            "source": "compact", "session_id": "ses_1"}
 
 
 def compacted_codex(sb, event):

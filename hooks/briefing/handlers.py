@@ -289,7 +289,8 @@ def handle_session_start(payload, part):
         # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
         briefing = briefing_for_spawn(payload, machine, harness, session=True)
         out = deliver(briefing, part, "SessionStart", again=source == "compact")
-    if source == "compact" and harness is not None and harness.loaded_skills is not None and out is None:
+    if (harness is not None and harness.loaded_skills is not None and out is None
+            and source in harness.loaded_sources):
         out = loaded_after_compaction(payload, part, machine, harness, briefing)
     elif part == 1 and source in ("startup", "resume", "new"):
         name = harness.session_agent(machine, payload) if harness and harness.session_agent else None

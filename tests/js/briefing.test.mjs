@@ -141,6 +141,35 @@ test("compaction: the summarizer's request gets nothing, the next request the br
   });
 });
 
+test("compaction: a skill the session loaded before it comes back on every later request (issue 45)", async () => {
+  await withPlugin(AGENTS, async ({ hooks, p }) => {
+    // OpenCode's database as it records a skill tool call and then a compaction (docs/loaded-skills.md)
+    const db = join(p.home, ".local", "share", "opencode", "opencode.db");
+    mkdirSync(dirname(db), { recursive: true });
+    const parts = [
+      { type: "tool", tool: "skill", state: { status: "completed", input: { name: "demo-magic" }, output: "LOADED-MAGIC-7", metadata: {} } },
+      { type: "compaction", auto: true, overflow: false },
+    ];
+    const made = spawnSync("python3", ["-c", `import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE part (id TEXT, session_id TEXT, time_created INTEGER, data TEXT)")
+for n, data in enumerate(json.loads(sys.argv[2])):
+    db.execute("INSERT INTO part VALUES (?, ?, ?, ?)", ("prt_%d" % n, "ses_M", n + 1, json.dumps(data)))
+db.commit()`, db, JSON.stringify(parts)]);
+    assert.equal(made.status, 0, String(made.stderr));
+    await hooks["chat.message"]({ sessionID: "ses_M", agent: "plain" }, { message: {}, parts: [] });
+    assert.deepEqual(await system(hooks, "ses_M"), []);
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_M" }, { context: [] });
+    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_M" } } });
+    for (const request of [1, 2]) {
+      const added = await system(hooks, "ses_M");
+      assert.equal(added.length, 1, "request " + request);
+      assert.ok(added[0].includes("LOADED-MAGIC-7") && added[0].startsWith('<briefing agent="plain"'), added[0]);
+    }
+    assert.deepEqual(await system(hooks, "other"), []);
+  });
+});
+
 test("chat.params removes the briefing declaration from the provider options", async () => {
   await withPlugin(AGENTS, async ({ hooks }) => {
   const out = { options: { briefing: { skills: ["demo-magic"] }, reasoningEffort: "low" } };

@@ -134,6 +134,9 @@ class Harness(Record):
     loaded_payloads (machine, session id or None) -> [(who, payload)]: one payload per agent of that
                     session (None: the newest) for ``loaded_skills``, as at its next compaction; the
                     doctor's ``--loaded`` shows what each would get back
+    loaded_sources  the SessionStart ``source`` values at which ``loaded_skills`` is asked (default
+                    ``("compact",)``; Qwen Code also ``"resume"``: a resumed session that compacted
+                    before starts from the compacted history)
     """
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None, output_limit=None,
@@ -149,7 +152,7 @@ class Harness(Record):
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,
                   unused_why=lambda machine: "not in use on this machine",
                   shows_path=lambda machine, path: None, loaded_skills=None,
-                  loaded_payloads=None)
+                  loaded_payloads=None, loaded_sources=("compact",))
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):

@@ -368,6 +368,59 @@ def misplaced_agents(machine, cli):
                 display_path(found[0]), cli.dot_dirs[-1]))
 
 
+# --------------------------------------------------------------------------
+# Skills a session loaded, given back after its compaction (issue 45, docs/loaded-skills.md)
+# --------------------------------------------------------------------------
+
+def loaded_skills(machine, payload, key):
+    """At the plugin's SessionStart(``compact``), asked when the CLI reports ``session.compacted``:
+    the skills the session loaded before its latest compaction (loaded.Found), or None.
+
+    Measured in OpenCode 1.18.33 and Kilo 7.7.7 (docs/loaded-skills.md): the CLI's database
+    (``<data>/opencode/opencode.db``, ``<data>/kilo/kilo.db``) holds each ``skill`` tool call as a
+    ``tool`` part of the session (``state.input.name``, ``state.output``: the text as the CLI put
+    it into the context) and each compaction as a ``compaction`` part; a compaction drops the
+    older tool results. Read-only; the payload's ``agent`` names the session's agent, so that
+    what its own briefing gives it is not given twice.
+    """
+    session = payload.get("session_id")
+    if payload.get("source") != "compact" or not (isinstance(session, str) and session.startswith("ses_")
+                                                   and session.replace("_", "").isalnum()):
+        return None
+    from ..audit.opencode import DATABASE, SESSION_LIMIT, connect, data_dir, json_of
+    try:
+        db = connect(os.path.join(data_dir(machine, key), DATABASE[key]))
+        try:
+            rows = db.execute("SELECT time_created, data FROM part WHERE session_id = ? AND (data LIKE "
+                              "'%\"compaction\"%' OR data LIKE '%\"skill\"%') ORDER BY time_created, id LIMIT ?",
+                              (session, SESSION_LIMIT)).fetchall()
+        finally:
+            db.close()
+    except Exception:  # sqlite3.Error, OSError: no database, locked, another schema
+        return None
+    compacted, latest = None, {}
+    for created, data in rows:
+        part = json_of(data) or {}
+        if part.get("type") == "compaction":
+            compacted = created
+        state = part.get("state") if part.get("type") == "tool" and part.get("tool") == "skill" else None
+        if isinstance(state, dict) and state.get("status") == "completed" and isinstance(state.get("input"), dict):
+            name, output = state["input"].get("name"), state.get("output")
+            folder = state.get("metadata", {}).get("dir") if isinstance(state.get("metadata"), dict) else None
+            if isinstance(name, str) and isinstance(output, str) and output:
+                latest[name] = (created, output, folder if isinstance(folder, str) and folder else None)
+    if compacted is None:
+        return None
+    from ..loaded import Found, Loaded
+    # the text as loaded; the path only names the folder in the framing (nothing is read there)
+    loaded = [Loaded(name, text=text, path=folder and os.path.join(folder, "SKILL.md"), order=created,
+                     event="skill tool")
+              for name, (created, text, folder) in sorted(latest.items(), key=lambda pair: pair[1][0])
+              if created < compacted]
+    agent = payload.get("agent")
+    return Found(loaded, agent=agent if isinstance(agent, str) and agent else None) if loaded else None
+
+
 def make_harness(key):
     cli = CLIS[key]
     return Harness(
@@ -391,7 +444,9 @@ def make_harness(key):
         preflight_warns=True,
         builtin_agents=cli.builtin_agents,
         agent_names=lambda machine: agent_names(machine, cli),
-        redelivery=REDELIVERY)
+        redelivery=REDELIVERY,
+        # Issue 45: the plugin asks at session.compacted; the skills come back on every request after it.
+        loaded_skills=lambda machine, payload: loaded_skills(machine, payload, key))
 
 
 HARNESS = make_harness("opencode")

@@ -442,6 +442,79 @@ def qwen_installed_check(machine):
                                qwen_hooks_check, QWEN_INSTALL % checkout(), "qwen")
 
 
+# --------------------------------------------------------------------------
+# Skills the main session loaded, given back after a compaction (issue 45, docs/loaded-skills.md)
+# --------------------------------------------------------------------------
+
+# How much of a chat record's end is read: a skill loaded before it is not seen (the docs say so).
+QWEN_LOADED_TAIL = 16 * 1024 * 1024
+
+
+def qwen_loaded_skills(machine, payload):
+    """At SessionStart(``compact`` or ``resume``): the skills the main session loaded before its
+    record's last compaction (loaded.Found), or None.
+
+    Measured in Qwen Code 0.24.4 (docs/loaded-skills.md): the chat record
+    ``<qwen dir>/projects/<project>/chats/<session>.jsonl`` holds each ``skill`` tool call
+    (an ``assistant`` entry's ``functionCall {name: "skill", args: {skill}}``), its result (a
+    ``tool_result`` entry's ``functionResponse.response.output``: the text as Qwen Code put it
+    into the context), and a ``system`` entry ``subtype: "chat_compression"`` for each
+    compaction, which drops them. A skill whose latest load lies after the last compaction is
+    still in the history; one loaded before it is gone, also from a session resumed after it.
+    SessionStart fires for the main session only (a compacted subagent gets none).
+    """
+    if payload.get("source") not in ("compact", "resume"):
+        return None
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path.endswith(".jsonl") or "\0" in path:
+        return None
+    from ..files import is_inside, read_tail
+    if not is_inside(path, os.path.join(qwen_dir(machine), "projects")):
+        return None
+    data = read_tail(path, QWEN_LOADED_TAIL)
+    if not data or b"chat_compression" not in data:
+        return None  # never compacted: every loaded skill is still in the history
+    from ..jsontext import json_lines_with
+    compacted = max([at for at, entry in json_lines_with(data, b"chat_compression")
+                     if entry.get("type") == "system" and entry.get("subtype") == "chat_compression"] or [-1])
+    calls, latest = {}, {}
+    for at, entry in json_lines_with(data, b'"skill"'):  # a line's offset tells the order
+        for part in qwen_parts(entry):
+            call = part.get("functionCall")
+            response = part.get("functionResponse")
+            if entry.get("type") == "assistant" and isinstance(call, dict) and call.get("name") == "skill":
+                name = call.get("args", {}).get("skill") if isinstance(call.get("args"), dict) else None
+                if isinstance(call.get("id"), str) and isinstance(name, str):
+                    calls[call["id"]] = name
+            elif entry.get("type") == "tool_result" and isinstance(response, dict) and response.get("name") == "skill":
+                name = calls.get(response.get("id"))
+                body = response.get("response")
+                output = body.get("output") if isinstance(body, dict) else None
+                result = entry.get("toolCallResult")
+                if name and isinstance(output, str) and output and not (
+                        isinstance(result, dict) and result.get("status") not in (None, "success")):
+                    latest[name] = (at, output)
+    from ..loaded import Found, Loaded
+    loaded = [Loaded(name, text=text, order=at, event="skill tool")
+              for name, (at, text) in sorted(latest.items(), key=lambda pair: pair[1][0]) if at < compacted]
+    return Found(loaded) if loaded else None
+
+
+def qwen_parts(entry):
+    message = entry.get("message")
+    parts = message.get("parts") if isinstance(message, dict) else None
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def qwen_loaded_payloads(machine, session):
+    """[(who, payload)] for the doctor's ``--loaded``: the session's main agent, as at its next
+    compaction, for session id ``session`` (None: the newest of this project)."""
+    from ..audit.qwen import sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    return [("session %s (main agent)" % one.id, {"source": "compact", "transcript_path": one.path})
+            for one in found]
+
+
 HARNESS = Harness(
     HARNESSES.record("qwen"),
     find_project=find_qwen_project,
@@ -462,6 +535,8 @@ HARNESS = Harness(
     trust_check=qwen_delivery_check,
     loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,
+    # Issue 45: the main session's loaded skills, at SessionStart(compact) and when a compacted session resumes.
+    loaded_skills=qwen_loaded_skills, loaded_payloads=qwen_loaded_payloads, loaded_sources=("compact", "resume"),
     # The agent tool defaults subagent_type to general-purpose (DEFAULT_BUILTIN_SUBAGENT_TYPE).
     builtin_agents=QWEN_BUILTIN_AGENTS, builtin_name=qwen_builtin_name, default_agent="general-purpose",
     agent_names=lambda machine: [a for a, _ in all_qwen_agents(machine, every=True) if a],
