@@ -405,8 +405,9 @@ def resolve_skill(harness, machine, name, source):
     from .private import native_hint, private_skill  # only after a miss: most spawns never load it
     found = private_skill(machine, harness.key, name, source)
     if found is None:
-        from .near import near_skills  # a miss only: the names closest to it, for every text naming it
-        skill.near = near_skills(harness, machine, name)
+        if machine.state.get("near_lookups", 1) > 0:  # spent: not even the import (thousands of misses)
+            from .near import near_skills  # a miss only: the names closest to it, for every text naming it
+            skill.near = near_skills(harness, machine, name)
         return skill
     if source == "native":
         skill.passed.insert(0, native_hint(harness, found))
