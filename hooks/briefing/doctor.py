@@ -105,8 +105,6 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
-    from .near import DOCTOR_NEAR_LOOKUPS
-    machine.state["near_lookups"] = DOCTOR_NEAR_LOOKUPS  # every missing skill it prints, within a bound
     # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
     harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
         "all", "both") else (options["harness"],)
