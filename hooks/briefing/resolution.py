@@ -182,7 +182,7 @@ class Briefing(object):
                 if is_off(skill):  # its settings file is named in the fix, once
                     problem = problem.replace(" in %s" % display_path(skill.override[2]), "")
                 text += " (%s)" % clip(problem, SHOWN_PROBLEM)
-            elif skill.near_pool and skill.problem == "unknown skill":
+            elif problems and skill.problem == "unknown skill" and getattr(skill, "near_pool", None):  # a file has none
                 from .near import did_you_mean, near_of  # in the slot of a problem: the refusal's bound holds
                 mean = did_you_mean(near_of(skill)[:1])
                 text += " (%s)" % clip(mean, SHOWN_PROBLEM) if mean else ""
