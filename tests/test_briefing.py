@@ -326,7 +326,8 @@ LOOKUP = [
     ("user x.md named y is not agent x",      {UA % "x": agent_md("y", ["s-y"])},                     "x",     None),
     ("agent without declaration",             {PA % "a": agent_md("a")},                              "a",     None),
     ("unknown agent",                         {PA % "a": agent_md("a", ["s-top"])},                   "b",     None),
-    ("name match is exact",                   {PA % "a": agent_md("a", ["s-top"])},                   "A",     None),
+    # Claude Code folds case, whitespace, dashes and underscores (tests/test_name_folding.py), not dots
+    ("name match is exact but for folding",   {PA % "a": agent_md("a", ["s-top"])},                   "a.",    None),
     ("not a .md file",                        {"project/.claude/agents/a.txt":
                                                agent_md("a", ["s-top"])},                             "a",     None),
     ("outside .claude/agents",                {"project/.claude/a.md": agent_md("a", ["s-top"]),

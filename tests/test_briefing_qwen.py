@@ -152,6 +152,31 @@ def test_a_glob_rule_refuses_builtins_only_not_names_qwen_does_not_know(sandbox,
     assert len(result.out.encode()) < 2000, result
 
 
+@pytest.mark.parametrize("rule,spawned,refused", [
+    ("Explore", "Explore", True), ("Explore", "explore", True), ("Explore", "EXPLORE", True),
+    ("Explore", "eXpLoRe", True), ("general-purpose", "General-Purpose", True),
+    ("general-purpose", "GENERAL-PURPOSE", True), ("statusline-setup", "StatusLine-Setup", True),
+    ("review-agent", "Review-Agent", True), ("codex", "CODEX", True), ("claude-code", "Claude-Code", True),
+    # not a spelling of a built-in: Qwen Code answers "not found" itself
+    ("Explore", "explorer", False), ("Explore", "explore ", False), ("general-purpose", "general_purpose", False),
+])
+def test_a_rule_on_a_builtin_judges_every_spelling_qwen_runs_as_it(sandbox, rule, spawned, refused):
+    """Qwen Code finds a built-in case-blind (BuiltinAgentRegistry.getBuiltinAgent), rules match names
+    as written: a spelling that starts the built-in is judged as the built-in (issue 43)."""
+    sb = sandbox({"project/.briefing/rules.json": json.dumps({"rules": [{"agents": [rule], "skills": ["s"]}]}),
+                  QS % "s": skill_md("s", "S\n")})
+    result = sb.run(sb.guard(spawned, "qwen"), env=sb.qwen_env())
+    assert (result.decision == "deny") == refused, result
+    if refused:
+        assert "built-in agent '%s'" % rule in result.reason, result.reason
+    shown = sb.doctor("--show", spawned, "--harness", "qwen")  # the doctor agrees with the guard
+    if refused:
+        assert "[FAIL]" in shown.out and "built-in agent '%s'" % rule in shown.out, shown
+        assert "no hook reaches it before its first turn" in shown.out and "bytes, more than" not in shown.out
+    else:
+        assert "no rule applies to it" in shown.err, shown
+
+
 @pytest.mark.parametrize("rule,refused", [("*", False), ("fork", True)])
 def test_a_fork_is_the_parent_continued_and_no_glob_rule_applies(sandbox, rule, refused):
     sb = sandbox({"project/.briefing/rules.json": json.dumps({"rules": [{"agents": rule, "skills": ["s"]}]}),

@@ -71,6 +71,9 @@ ROWS = [
                 "briefing.audit", "briefing.audit.claude"}),  # issue 40: the last session's records
     ("claude subagent compacted", lambda sb: (sb.payload("SessionStart", source="compact", agent_id="a1",
                                                          agent_type="good"), ("--part", "1"), {}), "claude", set()),
+    # Issue 45: the skills a compacted session had loaded come back; only then is loaded.py imported.
+    ("claude session compacted, had loaded a skill", lambda sb: (loaded_claude(sb), ("--part", "1"), {}),
+     "claude", {"briefing.loaded"}),
     # Issue 26: the tool-call and prompt events that bring a compacted agent's briefing back.
     ("codex tool call after a compaction", lambda sb: (compacted_codex(sb, "PostToolUse"), (), {}), "codex", set()),
     ("codex new turn after a compaction", lambda sb: (compacted_codex(sb, "UserPromptSubmit"), (), {}),
@@ -78,6 +81,16 @@ ROWS = [
     ("copilot tool call after a compaction", lambda sb: (compacted_copilot(sb), (), sb.copilot_env()),
      "copilot", {"briefing.process"}),
 ]
+
+
+def loaded_claude(sb):
+    """A Claude Code session compacted after a process before this one loaded a skill (issue 45)."""
+    line = {"type": "user", "isMeta": True, "sourceToolUseID": "t1", "timestamp": "2001-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": "Base directory for this skill: /p\n\nLOADED BODY\n"}}
+    call = {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Skill",
+                                                          "input": {"skill": "style"}}]}}
+    sb.write({"home/.claude/projects/-project/s.jsonl": json.dumps(call) + "\n" + json.dumps(line) + "\n"})
+    return sb.payload("SessionStart", source="compact")
 
 
 def compacted_codex(sb, event):
@@ -121,6 +134,7 @@ def test_a_hook_run_imports_only_its_harness(sandbox, row, build, harness, extra
     assert "briefing.survey" not in modules or "briefing.survey" in extra, modules
     assert "briefing.private" not in modules or "briefing.private" in extra, modules
     assert ("briefing.standing" in modules) == ("briefing.standing" in extra), modules
+    assert ("briefing.loaded" in modules) == ("briefing.loaded" in extra), modules
     # The audit's record readers (issue 40): the pre-flight reads its own harness's last session only.
     assert {m for m in modules if m.startswith("briefing.audit")} <= extra, modules
 

@@ -179,7 +179,7 @@ MALFORMED = [
     ("briefing not a mapping",  '{"version": 1, "agents": {"rev": {"briefing": ["beta"]}}}',      ["rev"]),
     ("briefing files bad",      '{"version": 1, "agents": {"rev": {"briefing": {"files": 3}}}}',  ["rev"]),
     ("entry not an object",     '{"version": 1, "agents": {"rev": 5}}',                           []),
-    ("name not an agent name",  '{"version": 1, "agents": {"a/b": {"skills": ["x"]}}}',           []),
+    ("name empty",              '{"version": 1, "agents": {"": {"skills": ["x"]}}}',              []),
 ]
 
 
@@ -223,6 +223,33 @@ def test_an_unreadable_claude_agents_value_never_crashes(sandbox, harness_proces
     silent(guard(sb, "nobody"))
     rc, data = doctor(sb)
     assert rc == 1 and any(r["status"] == "FAIL" for r in data["agents"]), data
+
+
+# Names Claude Code runs a definition under although no agent file could be called so (measured on the
+# SDK's Claude Code 2.1.332, tests/e2e/test_agent_sdk.py): each is judged like any other name (issue 43).
+ODD_NAMES = ["qa:reviewer", "a/b", ".dot", "a\\b", "tab\there", "x" * 300, "has space", "\u00fcn\u00ef", "Upper"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES, ids=range(len(ODD_NAMES)))
+def test_a_programmatic_agent_of_any_name_claude_code_runs_is_briefed_or_refused(sandbox, name):
+    sb = sdk(sandbox, SKILLS, {name: ["missing-one"], name + "-ok": ["dmi"]},
+             None)
+    r = guard(sb, name)
+    assert r.decision == "deny" and "references unknown skill(s): missing-one" in r.reason, r
+    assert "STOP." in "".join(contexts(brief(sb, name)))  # past the guard: told to abort
+    silent(guard(sb, name + "-ok"))
+    assert list(delivered(brief(sb, name + "-ok")).skills) == ["dmi"]  # Claude Code skips it: briefing delivers
+    rc, data = doctor(sb)
+    rows = {row["agent"]: row["status"] for row in data["agents"]}
+    assert rc == 1 and rows[name] == "FAIL" and rows[name + "-ok"] == "ok", rows
+
+
+@pytest.mark.parametrize("name", ODD_NAMES[:3], ids=range(3))
+def test_with_briefing_declares_skills_for_any_name(sandbox, name):
+    sb = sdk(sandbox, SKILLS, {name: None}, {name: {"skills": ["beta", "dmi"]}})
+    assert sorted(delivered(brief(sb, name)).skills) == ["beta", "dmi"]
+    sb = sdk(sandbox, SKILLS, {name: None}, {name: {"skills": ["beta", "nope"]}})
+    assert guard(sb, name).decision == "deny"
 
 
 # -- --setting-sources ----------------------------------------------------------------------------
@@ -328,10 +355,20 @@ def test_with_briefing_takes_a_dict_and_extra_args_agents():
     ({"rev": {"skill": ["a"]}}, ValueError),
     ({"rev": {"skills": "a"}}, TypeError),
     ({"rev": ["a"]}, TypeError),
+    ({"": {"skills": ["a"]}}, TypeError),  # no agent: Claude Code starts general-purpose for ""
 ])
 def test_with_briefing_refuses_what_it_cannot_write(briefing, error):
     with pytest.raises(error):
         briefing_sdk.with_briefing(Options(agents={"rev": Definition("d", "p")}), briefing)
+
+
+@pytest.mark.parametrize("name", ["", 3, None])
+def test_with_briefing_refuses_an_agent_that_is_no_name(name):
+    """The only names with_briefing rejects: Claude Code runs a definition of any other (issue 43)."""
+    with pytest.raises(TypeError):
+        briefing_sdk.with_briefing(Options(agents={name: Definition("d", "p")}))
+    for odd in ODD_NAMES:
+        assert odd in json.loads(contract({odd: ["x"]}))["agents"]
 
 
 def test_plugin_path_is_this_checkout():

@@ -20,6 +20,8 @@ Read in this order (each imports only modules above it, except where it says so)
                   each holding all that differs for it
     machine       Machine: one payload's view of this machine, memoised
     resolution    Briefing: the one source of every verdict
+    loaded        skills an agent loaded while it worked, given back after a compaction
+                  (issue 45; imported only where a harness may re-deliver them)
     handlers      the hook events and the dispatch table; emit() owns stdout
     private       briefing's private skill folders, which no harness reads (imported
                   by resolution only when a name missed in the harness's roots)

@@ -20,7 +20,8 @@ from .text import _utf8_len, for_people
 
 
 DOCTOR_USAGE = ("usage: briefing-doctor [--cwd DIR] [--harness %s|all] [--json] [--show AGENT] [--version]\n"
-                "       briefing-doctor --audit [--since DAYS] [--session ID] [--agent NAME] [--harness H] [--json]"
+                "       briefing-doctor --audit [--since DAYS] [--session ID] [--agent NAME] [--harness H] [--json]\n"
+                "       briefing-doctor --loaded [--session ID] [--harness H] [--json]"
                 % "|".join(HARNESSES))
 
 DOCTOR_HELP = DOCTOR_USAGE + """
@@ -39,6 +40,8 @@ audits what past agent runs received. Exit 0 healthy (warnings allowed), 1 probl
     --since DAYS  how far back (default 7)
     --session ID  one session (its id, or the start of it)
     --agent NAME  one agent's runs
+  --loaded        the skills each agent loaded while it worked, and whether a compaction gives them
+                  back (docs/loaded-skills.md); --session ID: one session
   -h, --help      this text
 
 Documentation: docs/doctor.md in briefing's repository.""" % ", ".join(HARNESSES)
@@ -55,7 +58,7 @@ def doctor(argv, out=None):
     import json
     out = out or sys.stdout
     options = {"cwd": ".", "harness": "all", "json": False, "show": None, "audit": False, "since": None,
-               "session": None, "agent": None}
+               "session": None, "agent": None, "loaded": False}
     args = list(argv)
     while args:
         arg = args.pop(0)
@@ -66,7 +69,7 @@ def doctor(argv, out=None):
         if key == "--version" and not eq:
             out.write("briefing-doctor %s\n" % plugin_version())
             return 0
-        if key in ("--json", "--audit") and not eq:
+        if key in ("--json", "--audit", "--loaded") and not eq:
             options[key[2:]] = True
         elif key in ("--cwd", "--harness", "--show", "--since", "--session", "--agent"):
             if not eq:
@@ -83,8 +86,12 @@ def doctor(argv, out=None):
         return usage_error("--harness must be %s or all, not %s%s" % (
             ", ".join(HARNESSES), for_people(repr(options["harness"])), ": " + mean if mean else ""))
     audit_only = ("since", "session", "agent")
+    if options["loaded"] and (options["audit"] or options["show"] is not None):
+        return usage_error("--loaded goes with neither --audit nor --show")
+    if options["loaded"]:
+        audit_only = ("since", "agent")  # --session names the session --loaded reads
     if not options["audit"] and any(options[k] is not None for k in audit_only):
-        return usage_error("--since, --session and --agent go with --audit")
+        return usage_error("%s go with --audit" % ", ".join("--" + k for k in audit_only))
     if options["audit"] and options["show"] is not None:
         return usage_error("--audit and --show do not go together")
     since = 7.0
@@ -113,6 +120,9 @@ def doctor(argv, out=None):
         from .audit.report import doctor_audit  # the records' reader: --audit only
         return doctor_audit(machine, harnesses, since, options["session"], options["agent"], options["json"], out,
                             skipped_harnesses(machine, options["harness"]))
+    if options["loaded"]:
+        from .loaded import doctor_loaded  # docs/loaded-skills.md: --loaded only
+        return doctor_loaded(machine, harnesses, options["session"], options["json"], out)
     if options["show"] is not None:
         return doctor_show(machine, options["show"], harnesses, options["json"], out)
     rows = []

@@ -282,10 +282,13 @@ def handle_session_start(payload, part):
     out = None
     machine = machine_for(payload)
     harness = payload_harness(payload, machine)
+    briefing = None
     if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
         # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
-        out = deliver(briefing_for_spawn(payload, machine, harness, session=True), part, "SessionStart",
-                      again=source == "compact")
+        briefing = briefing_for_spawn(payload, machine, harness, session=True)
+        out = deliver(briefing, part, "SessionStart", again=source == "compact")
+    if source == "compact" and harness is not None and harness.loaded_skills is not None and out is None:
+        out = loaded_after_compaction(payload, part, machine, harness, briefing)
     elif part == 1 and source in ("startup", "resume", "new"):
         name = harness.session_agent(machine, payload) if harness and harness.session_agent else None
         if name:
@@ -303,6 +306,22 @@ def handle_session_start(payload, part):
             out = out or {}
             out["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), report]))
     return out
+
+
+def loaded_after_compaction(payload, part, machine, harness, briefing):
+    """Part ``part`` of the skills the compacted agent had loaded, given back (issue 45), or None.
+
+    They take the hook outputs its own briefing leaves free, after it: a briefing in
+    parts 1..n, the loaded skills in n+1..PARTS. An agent told to abort gets nothing more.
+    """
+    from .constants import PARTS
+    used = 0
+    if briefing is not None:
+        if briefing.unreadable or briefing.denies:
+            return None
+        used = len(briefing.parts() or ()) if briefing.harness.part_budget is not None else 1
+    from .loaded import output  # a compaction only: no tool call or spawn imports it
+    return output(harness, machine, payload, part, "SessionStart", first_part=used + 1, parts=PARTS - used)
 
 
 def handle_after_compaction(payload, part):
@@ -330,14 +349,56 @@ def handle_after_compaction(payload, part):
         name = payload.get("agent_type")
     else:
         name = harness.session_agent(machine, payload) if harness.session_agent else None
-    if not isinstance(name, str) or not name or not harness.compacted(machine, payload, name):
-        return None
-    # A subagent's compaction dropped the skills the harness preloaded for it too (Copilot
-    # CLI's <skill-context>): every declared skill comes again. A `--agent` session keeps
-    # them in its system prompt (measured), so it gets what it got at sessionStart.
-    everything = bool(agent_id) and harness.preloads_native
-    return deliver(resolve(harness, machine, name, everything=everything), part, payload_event(payload),
-                   again=True)
+    out = None
+    if isinstance(name, str) and name and harness.compacted(machine, payload, name):
+        # A subagent's compaction dropped the skills the harness preloaded for it too (Copilot
+        # CLI's <skill-context>): every declared skill comes again. A `--agent` session keeps
+        # them in its system prompt (measured), so it gets what it got at sessionStart.
+        everything = bool(agent_id) and harness.preloads_native
+        out = deliver(resolve(harness, machine, name, everything=everything), part, payload_event(payload),
+                      again=True)
+    return with_loaded(out, harness, machine, payload, part, payload_event(payload))
+
+
+def with_loaded(out, harness, machine, payload, part, event):
+    """``out``, and the skills the agent loaded before its compaction given back with it (issue 45).
+
+    For a harness that takes one context of any size from one handler (Codex, Copilot CLI):
+    the re-delivery joins the briefing's context, one hook output. The harness's reader
+    (``Harness.loaded_skills``) decides from its records alone whether this payload is the
+    moment; loaded.py is imported only once it found something.
+    """
+    if harness is None or harness.loaded_skills is None or harness.part_budget is not None or part != 1:
+        return out
+    if not harness.loaded_skills(machine, payload):
+        return out
+    from .loaded import output
+    again = output(harness, machine, payload, part, event)
+    if not again:
+        return out
+    if not out:
+        return again
+    mine, theirs = context_holder(out), context_holder(again)
+    if mine is not None and render_abort_like(mine["additionalContext"]):
+        return out  # told to abort: nothing joins that
+    joined = out if mine is not None else again
+    if mine is not None:
+        mine["additionalContext"] += "\n\n" + theirs["additionalContext"]
+    joined["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), again.get("systemMessage")]))
+    return joined
+
+
+def render_abort_like(text):
+    """Whether a context is an abort instruction (rendering.render_abort), not a briefing."""
+    return text.startswith("<briefing ") and ' status="abort">' in text.split("\n", 1)[0]
+
+
+def context_holder(out):
+    """The dict of a hook output that holds its ``additionalContext``, or None."""
+    for holder in (out, out.get("hookSpecificOutput")):
+        if isinstance(holder, dict) and isinstance(holder.get("additionalContext"), str):
+            return holder
+    return None
 
 
 DISPATCH = {

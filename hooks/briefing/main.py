@@ -44,8 +44,9 @@ def main(argv=None):
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
         if part is None:
             return 0
-        # Cheap exits before any JSON: parts beyond 1 only ever serve a named agent.
-        if part > 1 and b"agent_type" not in raw:
+        # Cheap exits before any JSON: parts beyond 1 only ever serve a named agent, or an agent
+        # just compacted (SessionStart ``"source": "compact"``: the skills it loaded, issue 45).
+        if part > 1 and b"agent_type" not in raw and b'"compact"' not in raw:
             return 0
         try:
             payload = parse_json(raw.decode("utf-8", "replace")) if raw.strip() else None

@@ -114,17 +114,19 @@ def part_close(seal):
     return '</briefing seal="%s">' % seal
 
 
-def render_parts(agent, skills, budget):
+def render_parts(agent, skills, budget, header=HEADER, continuation=CONTINUATION, limit=PARTS):
     """Split a briefing into labelled parts of at most ``budget`` UTF-8 bytes each.
 
     With ``budget`` None everything goes into one part. Skills are kept whole
     where they fit; a skill too large for one part is cut into fragments.
-    Returns None when more than PARTS parts would be needed.
+    Returns None when more than ``limit`` (PARTS) parts would be needed.
+    ``header``/``continuation``: other templates ({seal}) for the same framing
+    (loaded.py: the skills an agent loaded, given back after a compaction).
     """
     if not skills:
         return []
     seal = make_seal(agent, skills)
-    header, continuation = HEADER.format(seal=seal), CONTINUATION.format(seal=seal)
+    header, continuation = header.format(seal=seal), continuation.format(seal=seal)
     if any(is_file(s) for s in skills):
         note = FILES_NOTE.format(seal=seal)
         header = "%s %s" % (header, note) if not all(is_file(s) for s in skills) else \
@@ -137,9 +139,9 @@ def render_parts(agent, skills, budget):
         room = budget - _utf8_len(part_open(agent, 99, 99, seal) + part_close(seal))
         rooms = (room - _utf8_len(header), room - _utf8_len(continuation))
         layout = _pack(skills, seal, rooms, keep_whole=True)
-        if layout is None or len(layout) > PARTS:
+        if layout is None or len(layout) > limit:
             layout = _pack(skills, seal, rooms, keep_whole=False)
-        if layout is None or len(layout) > PARTS:
+        if layout is None or len(layout) > limit:
             return None
     count = len(layout)
     pieces_of = {}
@@ -223,9 +225,11 @@ def render_abort(briefing):
         names = briefing.listed(failing)
         why = "%d of the %d it declares" % (len(failing), len(briefing.checked) + sum(
             len(entry.files) for entry in briefing.files))
+    elif briefing.unreachable and not briefing.too_large:
+        # Never delivered (no context reaches such an agent): what the doctor shows says why.
+        names, why = briefing.listed(briefing.items, problems=False), "no hook reaches it before its first turn"
     else:
         names = briefing.listed(briefing.items, problems=False)
-        why = "the briefing is %d bytes, more than the %d that can be delivered whole" % (
-            briefing.total_bytes, briefing.limit_bytes)
+        why = "the briefing is %d bytes, %s" % (briefing.total_bytes, briefing.size_limit())
     body = ABORT.format(why=why, names=names, where=briefing.where(failing or briefing.items, shown=True))
     return '<briefing agent="%s" status="abort">\n%s\n</briefing>' % (escape_attr(agent.name), body)

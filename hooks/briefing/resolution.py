@@ -112,8 +112,42 @@ class Briefing(object):
         if self.missing or self.file_problems or not self.items:
             return False
         if self.harness.part_budget is None:
-            return self.total_bytes > self.harness.whole_limit
+            return self.total_bytes > self.harness.whole_limit or self.over_output
         return self.parts() is None
+
+    @property
+    def over_output(self):
+        """Whether the one hook output carrying the whole briefing is longer than the harness reads
+        of a hook's stdout (``Harness.output_limit``): measured on the bytes really printed, JSON with
+        every non-ASCII character escaped (6 bytes a letter, 12 an emoji), not on the skills' UTF-8
+        (issue 43: a Russian skill of 380 KiB prints 1.11 MB, and Qwen Code keeps 1 MiB of it)."""
+        limit = self.harness.output_limit
+        if limit is None or self.harness.part_budget is not None:
+            return False
+        return self.printed_bound() > limit and self.printed_bytes > limit
+
+    def printed_bound(self):
+        """An upper bound of ``printed_bytes`` without rendering: JSON escaping makes at most 6 bytes
+        of one byte of UTF-8; a frame is its name and folder (each character escaped for an attribute
+        to at most 6), two seals (16 characters in practice; 256 allowed) and some fixed text; the
+        header and the part's tags are under 4 KiB; the human's line is the audit."""
+        frames = sum(6 * len(s.name.encode("utf-8")) + 6 * len((getattr(s, "dir", None) or "").encode("utf-8"))
+                     + 2 * 256 + 128 for s in self.items)
+        fixed = 4096 + 6 * len(self.agent.name.encode("utf-8")) + len(self.audit().encode("utf-8")) + 64
+        return 6 * (self.total_bytes + frames + fixed)
+
+    @property
+    def printed_bytes(self):
+        """Bytes of the hook output that carries the whole briefing, as ``emit`` prints it: the context
+        and the human's line (with ", again after compaction", the longest it gets)."""
+        from .jsontext import dump_json
+        from .text import for_people
+        parts = self.parts()
+        if not parts:
+            return 0
+        out = self.harness.context_output("SubagentStart", parts[0])
+        out["systemMessage"] = for_people(self.audit() + ", again after compaction")
+        return len(dump_json(out))
 
     @property
     def blocked(self):
@@ -213,10 +247,18 @@ class Briefing(object):
         if self.missing:
             return "unknown skill(s): %s" % self.listed(self.missing)
         if self.too_large:
-            return "a briefing of %d bytes (%s), more than the %d bytes %s can deliver whole (%s)" % (
-                self.total_bytes, self.listed(self.items, problems=False), self.limit_bytes,
-                self.harness.label, self.harness.delivery())
+            return "a briefing of %d bytes (%s), %s" % (
+                self.total_bytes, self.listed(self.items, problems=False), self.size_limit())
         return ""
+
+    def size_limit(self):
+        """Which limit a briefing that is too large exceeds, in words (refusal, abort, pre-flight)."""
+        if self.total_bytes <= self.limit_bytes and self.over_output:
+            return ("which the hook prints as %d bytes of JSON (each non-ASCII character escaped), more than "
+                    "the %d bytes of a hook's output %s reads whole" % (
+                        self.printed_bytes, self.harness.output_limit, self.harness.label))
+        return "more than the %d bytes %s can deliver whole (%s)" % (
+            self.limit_bytes, self.harness.label, self.harness.delivery())
 
     def reason(self):
         """Why the spawn is refused, in words that say what to change."""
@@ -451,7 +493,8 @@ def resolve(harness, machine, agent_type, session=False, agent=None, everything=
         if agent is None:
             if split_plugin_name(agent_type)[1] is None:
                 return None  # not a name any agent can have
-            agent = Agent(harness.key, agent_type, None)
+            # The built-in the harness runs for that spelling: its rules are that built-in's (issue 43).
+            agent = Agent(harness.key, harness.builtin_name(machine, agent_type), None)
     rules = matching_rules(machine, harness, agent)
     if not agent.declares and not rules:
         return None

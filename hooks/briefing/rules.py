@@ -60,7 +60,11 @@ class Rule(object):
         return "rule %s in %s" % (patterns, display_path(self.path))
 
 
-RULES_TOP_KEYS = ("rules", "description")
+RULES_TOP_KEYS = ("rules", "description", "keep_loaded_skills")
+
+
+# Top-level switches of a rules file (docs/loaded-skills.md): true or false, the nearest file's value wins.
+SWITCHES = ("keep_loaded_skills",)
 
 
 RULE_KEYS = ("agents", "skills", "files", "harness", "description")
@@ -102,13 +106,19 @@ def parse_rules(text):
         except Exception:  # RecursionError on absurd nesting: parse_json's message stands
             pass
         raise ParseError("not JSON: %s" % exc, line)
-    if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+    switched = isinstance(data, dict) and any(k in data for k in SWITCHES) and "rules" not in data
+    if not isinstance(data, dict) or not (switched or isinstance(data.get("rules"), list)):
         raise ParseError('expected an object with a "rules" list: {"rules": [{"agents": ..., '
                          '"skills": [...]}]}', 1)
     unknown = sorted(k for k in data if k not in RULES_TOP_KEYS)
     if unknown:
         raise ParseError("unknown key(s) %s; a rules file has %s" % (
             ", ".join(map(repr, unknown)), ", ".join(RULES_TOP_KEYS)))
+    for key in SWITCHES:
+        if key in data and not isinstance(data[key], bool):
+            raise ParseError("%s must be true or false" % key)
+    if switched:
+        return []
     rules = []
     for index, entry in enumerate(data["rules"], 1):
         where = "rules[%d]" % (index - 1)
@@ -173,3 +183,24 @@ def matching_rules(machine, harness, agent):
         return []  # an unreadable file: its opt-out cannot be read, and it is not briefed anyway
     return [rule for rule in machine.rules(harness.key)[0]
             if rule.applies(harness.key, agent.name, agent.wildcard_rules)]
+
+
+def read_switch(files, key):
+    """(the value of top-level switch ``key``, the file that set it) from the first of ``files`` that
+    sets it, in precedence order ([(scope, path)], as ``read_rules`` takes them); (None, None) when
+    none does. A file that cannot be read or parsed sets nothing (``read_rules`` reports it)."""
+    for _, path in files:
+        try:
+            text = read_text(path)
+        except Unreadable:
+            continue
+        if key not in text:
+            continue  # most rules files set no switch: no parse for them
+        try:
+            parse_rules(text)
+            value = parse_json(text).get(key)
+        except (ParseError, ValueError, AttributeError):
+            continue
+        if isinstance(value, bool):
+            return value, path
+    return None, None

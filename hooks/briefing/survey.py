@@ -162,9 +162,10 @@ def verdict(briefing, error, every_skill=True):
         warnings += [entry_warning_text(e) for e in briefing.files if e.warning]
     if briefing.too_large and every_skill:
         sizes = ", ".join("%s %d B" % (s.name, s.size or 0) for s in briefing.items)
-        problems.append("briefing of %d bytes (%s) is over the %d-byte limit: declare fewer or smaller "
-                        "skills in %s" % (briefing.total_bytes, sizes, briefing.limit_bytes,
-                                          briefing.where(briefing.items)))
+        limit = "is over the %d-byte limit" % briefing.limit_bytes if briefing.total_bytes > briefing.limit_bytes \
+            else briefing.size_limit()
+        problems.append("briefing of %d bytes (%s) %s: declare fewer or smaller skills in %s" % (
+            briefing.total_bytes, sizes, limit, briefing.where(briefing.items)))
     if briefing.unreachable and every_skill:
         problems.append(briefing.unreachable)
     warnings += briefing.agent.warnings

@@ -236,3 +236,64 @@ def test_agents_through_extra_args(sdk_run):
     assert denial_of(server, "fileshadow") is None and arrived(server, "fileshadow", dmi) == (1, True)
     control = requests_of(server, "control")
     assert control and not any(m in r.all_text for r in control for m in markers_of([dmi, plain]))
+
+
+def test_any_name_claude_code_runs_is_briefed_or_refused(sdk_run):
+    """Issue 43: Claude Code runs a definition under any name (measured here: every one below
+    starts), none of which could name an agent file; briefing judges each like any other agent."""
+    alpha = Skill("alpha")
+    names = ["qa:reviewer", "a/b", ".dot", "a\\b", "tab\there", "x" * 300, "has space"]
+    refused = "qa:missing"
+    run = sdk_run(claude_spawner(names + [refused], markers_of([alpha])))
+    run.write({"project/.claude/skills/alpha/SKILL.md": skill_file(alpha)})
+    agents = {name: definition("odd%d" % i) for i, name in enumerate(names)}
+    agents[refused] = definition("refused", ["no-such-skill"])
+    run.run({"agents": agents, "with_briefing": {name: {"skills": ["alpha"]} for name in names}})
+    server = run.server
+    for i, name in enumerate(names):
+        found = requests_of(server, "odd%d" % i)
+        assert found, (name, denial_of(server, name))
+        assert alpha.start in briefing_context(found[0]), name
+        assert found[0].all_text.count(alpha.markers[0]) == 1, name
+    assert not requests_of(server, "refused")
+    assert "references unknown skill(s): no-such-skill" in (denial_of(server, refused) or "")
+
+
+def test_a_folded_spelling_is_judged_as_the_agent_claude_code_starts(sdk_run):
+    """Issue 43: with no exact match Claude Code starts the one agent whose name folds the same
+    (case, whitespace, dashes, underscores): the guard judges that agent, not the spelling."""
+    alpha = Skill("alpha")
+    order = ["explore", "FOLDED", "Folded_Ok", "filecase"]
+    run = sdk_run(claude_spawner(order, markers_of([alpha])))
+    run.write({"project/.claude/skills/alpha/SKILL.md": skill_file(alpha),
+               "project/.claude/agents/file-case.md": file_agent("file-case", ["alpha"]),
+               "project/.briefing/rules.json": json.dumps({"rules": [{"agents": ["Explore"],
+                                                                      "skills": ["no-such-skill"]}]})})
+    run.run({"agents": {"Folded": definition("Folded", ["no-such-skill"]), "folded-ok": definition("folded-ok")},
+             "with_briefing": {"folded-ok": {"skills": ["alpha"]}}})
+    server = run.server
+    for spelled, agent in (("explore", "Explore"), ("FOLDED", "Folded")):
+        refusal = denial_of(server, agent)
+        assert refusal and "no-such-skill" in refusal, (spelled, refusal)
+    assert not requests_of(server, "Folded")
+    for name in ("folded-ok", "file-case"):
+        found = requests_of(server, name)
+        assert found and alpha.start in briefing_context(found[0]), name
+
+
+def test_a_non_latin_briefing_arrives_whole_in_parts(sdk_run):
+    """Issue 43: Claude Code's cap is 10,000 characters of each context, the part budget 10,000 bytes
+    of UTF-8: in Cyrillic, CJK and emoji every part stays under the cap (no 2 kB preview)."""
+    skill = Skill("scripts")
+    text = "\u0436" * 5000 + "\u6f22" * 5000 + "\U0001F600" * 5000
+    skill.body = "First line: %s\n%s\nLast line: %s\n" % (skill.start, text, skill.end)
+    run = sdk_run(claude_spawner(["polyglot"], markers_of([skill])))
+    run.write({"project/.claude/skills/scripts/SKILL.md": skill_file(skill),
+               "project/.claude/agents/polyglot.md": file_agent("polyglot", ["scripts"])})
+    run.run({"with_briefing": None, "setting_sources": ["project"]})
+    first = requests_of(run.server, "polyglot")[0]
+    for bad in ("persisted-output", "Output too large", "Preview (first 2KB)"):
+        assert bad not in first.all_text, bad
+    for char in ("\u0436", "\u6f22", "\U0001F600"):
+        assert first.all_text.count(char) == 5000, char
+    assert skill.start in first.all_text and skill.end in first.all_text

@@ -404,3 +404,34 @@ def test_after_a_shell_cd_the_spawn_is_briefed_and_a_missing_skill_refused(machi
     outputs = codex_outputs(last, "spawn_agent")
     assert outputs[-1].startswith("Tool call blocked by PreToolUse hook: briefing: agent 'broken' "
                                   "references unknown skill(s): ghost-skill"), outputs
+
+
+def test_a_different_spelling_starts_no_role(machine):
+    """Issue 43: Codex starts a role (built-in or file) by its exact name only (measured): no other
+    spelling reaches a role whose declaration a spelling-blind harness would have to fold."""
+    alpha = Skill("alpha")
+    plan = ["REVIEWER", "Re_viewer", "Default", "EXPLORER"]
+    codex = machine(codex_spawner(plan, markers_of([alpha])))
+    codex.write(project_files({".codex/skills": [alpha]}))
+    codex.write({"project/.codex/agents/reviewer.toml": role_toml("reviewer", ["ghost-skill"])})
+    ok(codex.run("Review the change."))
+    outs = codex_outputs(codex.server.main_requests()[-1], "spawn_agent")
+    assert outs == ["unknown agent_type '%s'" % name for name in plan], outs
+    assert codex.server.subagent_requests() == []
+
+
+def test_a_large_non_latin_briefing_arrives_whole(machine):
+    """Issue 43: the hook prints JSON with each non-ASCII character escaped, so 500 kB of Cyrillic
+    (under the 512 KiB of skill text) prints as 1.5 MB. Measured: Codex reads a hook's output whole at
+    that size (no cap on what is printed), and the child gets every letter."""
+    skill = Skill("russkiy")
+    skill.body = "First line: %s\n%s\nLast line: %s\n" % (skill.start, "\u0436" * 250000, skill.end)
+    codex = machine(codex_spawner(["archivist"], markers_of([skill])))
+    codex.write(project_files({".codex/skills": [skill]}))
+    codex.write({"project/.codex/agents/archivist.toml": role_toml("archivist", ["russkiy"])})
+    ok(codex.run("Archive it."))
+    first = child_requests(codex.server)[0]
+    parts = first.briefing_parts()
+    assert len(parts) == 1 and parts[0].count("\u0436") == 250000, [len(p) for p in parts]
+    assert_briefing(parts, "archivist", [skill])
+    assert any(BRIEFED in r for r in wait_reports(codex.server))

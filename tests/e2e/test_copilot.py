@@ -267,3 +267,19 @@ def test_copilot_runs_only_its_own_hooks_file_one_process_per_event(machine, tmp
     assert log.read_text().splitlines() == [
         "hooks.copilot.json SessionStart", "hooks.copilot.json PreToolUse", "hooks.copilot.json SubagentStart"]
     assert_briefing(briefings(first_subagent_request(copilot.server)), "reviewer", [alpha])
+
+
+def test_a_different_spelling_starts_no_agent(machine, checkout):
+    """Issue 43: Copilot CLI starts an agent by its exact name only (measured): no other spelling
+    reaches an agent whose declaration a spelling-blind harness would have to fold."""
+    alpha = Skill("alpha")
+    plan = ["REVIEWER", "Reviewer", "re_viewer", "General-Purpose", "explore"]
+    copilot = machine(delegate(plan, markers_of([alpha])))
+    copilot.write(skills_at(".github/skills", [alpha]))
+    copilot.write({"project/.github/agents/reviewer.agent.md": agent_md("reviewer", ["ghost-skill"])})
+    ok(copilot.run("Review the change.", plugin_dirs=[checkout]))
+    last = [r for r in copilot.server.log if not r.is_subagent and r.has_tools][-1].tool_results()
+    assert len(last) == len(plan), last
+    for name, result in zip(plan[:-1], last):
+        assert result.startswith("Unknown agent_type: %s. Valid types are: " % name), result
+    assert UNBRIEFED in last[-1]  # the control: the built-in explore, by its exact name, starts

@@ -408,3 +408,33 @@ def test_arguments_too_deep_to_pass_on_refuse_a_declaring_spawn(machine):
     assert ("briefing: agent 'reviewer' cannot be briefed: its spawn's arguments nest more than 64 "
             "levels deep") in first["error"], first
     assert UNBRIEFED in second.get("output", ""), second  # declares nothing: untouched
+
+
+def test_a_different_spelling_starts_no_agent(machine):
+    """Issue 43: Gemini CLI finds an agent by its exact name (AgentRegistry.getDefinition, a Map;
+    measured here): no other spelling reaches an agent whose declaration would have to be folded."""
+    alpha = Skill("alpha")
+    plan = ["BROKEN", "Bro_ken", "Generalist"]
+    m = machine(spawner(plan, markers_of([alpha])))
+    m.write({"home/.gemini/skills/alpha/SKILL.md": alpha.md(),
+             "home/.gemini/agents/broken.md": agent_md("broken", ["alpha", "ghost-skill"])})
+    ok(m.run())
+    assert m.server.subagent_requests() == []
+    errors = [r.get("error", "") for r in agent_results(m.server)]
+    assert errors == ["Subagent '%s' not found." % name for name in plan], errors
+
+
+def test_a_large_non_latin_briefing_arrives_whole(machine):
+    """Issue 43: 500 kB of emoji (under the 512 KiB of skill text) print as 1.5 MB of escaped JSON.
+    Measured: Gemini CLI reads a hook's output whole at that size (HookRunner has no cap), and the
+    subagent's prompt holds every emoji."""
+    skill = Skill("emoji")
+    skill.body = "First line: %s\n%s\nLast line: %s\n" % (skill.start, "\U0001F600" * 125000, skill.end)
+    m = machine(spawner(["archivist"], markers_of([skill])))
+    m.write({"home/.gemini/skills/emoji/SKILL.md": skill.md(),
+             "home/.gemini/agents/archivist.md": agent_md("archivist", ["emoji"])})
+    ok(m.run())
+    part, rest = split_prompt(first_request(m.server, 1).first_text())
+    assert rest == "\n\n" + task(1) and part.count("\U0001F600") == 125000
+    assert_briefing([part], "archivist", [skill])
+    assert BRIEFED in agent_results(m.server)[0].get("output", "")

@@ -177,3 +177,16 @@ def test_subtask_command_gets_the_abort_instruction(cli, plugin, tmp_path, serve
     assert "<skill " not in first
     for req in server.log:
         assert "briefing" not in body_keys(req.body)
+
+
+def test_a_different_spelling_starts_no_agent(cli, plugin, tmp_path, serve):
+    """Issue 43: OpenCode and Kilo look an agent up by its exact name (measured), so no spelling
+    reaches an agent whose rules or declaration a spelling-blind harness would have to fold."""
+    plan = ["BROKEN", "Briefed", "brief_ed", "control "]
+    server = serve(FakeChat, delegation_script(plan))
+    machine = OpenCodeMachine(tmp_path, server, cli, plugin).write(AGENTS)
+    proc = machine.run("Delegate.")
+    assert proc.rc == 0 and not proc.timed_out, proc
+    results = [r for r in server.log if r.has_tools and not r.parent][-1].tool_results()
+    assert results == ["Unknown agent type: %s is not a valid agent type" % name for name in plan], results
+    assert not [r for r in server.log if r.parent]

@@ -267,3 +267,83 @@ def test_past_the_guard_a_missing_skill_gets_the_abort_instruction_at_hook_conte
     start = system.index('<briefing agent="missing" status="abort">')
     abort = system[start:system.index("</briefing>", start) + len("</briefing>")]
     assert rebuild([abort]).aborted and "no-such-skill" in abort and "<skill " not in system, abort
+
+
+RUSSIAN = "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440! "  # "Привет, мир! ": 22 bytes of UTF-8, 58 printed
+
+
+def qwen_briefing(run, name):
+    """The Briefing the installed hook builds for ``name`` in this run (its paths are in the framing)."""
+    from conftest import hook_package
+    hook_package()
+    from briefing.harnesses import HARNESSES
+    from briefing.machine import Machine
+    from briefing.resolution import resolve
+    env = {"HOME": str(run.home), "QWEN_PROJECT_DIR": str(run.project)}
+    return resolve(HARNESSES["qwen"], Machine(str(run.project), env), name)
+
+
+def test_a_large_non_latin_skill_is_briefed_whole_or_refused_with_a_reason(qwen, tmp_path):
+    """Issue 43: Qwen Code keeps 1 MiB of a hook's stdout, and the hook prints JSON with each Cyrillic
+    letter as a 6-byte escape. A Russian skill of 380 KiB (under the 512 KiB of skill text) printed
+    1.11 MB: cut, not JSON, dropped, and the agent ran with an empty ${hook_context}. Now it is refused
+    with a reason; and one whose output is exactly 1 MiB arrives whole (Qwen Code reads that much)."""
+    run = qwen_runner.QwenRun(tmp_path, {
+        "project/.qwen/agents/russian.md": agent_md("russian", ["russkiy"], body=BODY % "russian"),
+        # "жизнь": 10 bytes of UTF-8, 30 printed: 380 KiB prints as 1.17 MB
+        "project/.qwen/skills/russkiy/SKILL.md": skill_md("russkiy", "\u0436\u0438\u0437\u043d\u044c" * (
+            380 * 1024 // 10) + "RU-END\n"),
+        "project/.qwen/agents/atlimit.md": agent_md("atlimit", ["rubezh"], body=BODY % "atlimit")})
+    # the longest Russian skill whose briefing prints 1 MiB exactly (padded with ASCII to the byte)
+    head, count, step = "The phrase is %s.\n" % SECRET, 1048576 // 60, len(json.dumps(RUSSIAN)) - 2
+    while True:
+        text = head + RUSSIAN * count
+        run.write({"project/.qwen/skills/rubezh/SKILL.md": skill_md("rubezh", text + "RUBEZH-END\n")})
+        room = 1048576 - qwen_briefing(run, "atlimit").printed_bytes
+        if room < step:
+            break
+        count += room // step
+    text += "x" * room
+    run.write({"project/.qwen/skills/rubezh/SKILL.md": skill_md("rubezh", text + "RUBEZH-END\n")})
+    briefing = qwen_briefing(run, "atlimit")
+    assert briefing.printed_bytes == 1048576 and not briefing.denies, briefing.reason()
+    with FakeQwen(spawning(["russian", "atlimit"])) as server:
+        proc = run.run(server, "go")
+    assert not server.errors and proc.rc == 0, proc
+    refused, briefed = server.main_requests()[-1].tool_results()
+    assert refused.startswith("briefing: agent 'russian' needs a briefing of "), refused
+    assert "prints as" in refused and "1048576 bytes of a hook's output Qwen Code reads whole" in refused
+    assert not server.subagent_requests("russian")  # never started with an empty ${hook_context}
+    assert briefed.startswith("VERDICT-BRIEFED %s" % SECRET), briefed
+    system = unescaped(server.subagent_requests("atlimit")[0].system)
+    assert system.count(RUSSIAN) == count and "RUBEZH-END" in system
+
+
+SIZED_HOOK = r'''
+import json, sys
+payload = json.load(sys.stdin)
+size = {"at-cap": 1048576, "past-cap": 1048577}.get(payload.get("agent_type"))
+if size:
+    shell = '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "CAP-START %s CAP-END"}}'
+    sys.stdout.write(shell % ("x" * (size - len(shell % ""))))
+'''
+
+
+def test_qwen_code_reads_1_mib_of_a_hooks_output_and_drops_one_byte_more(qwen, tmp_path):
+    """The cap briefing measures its output against (QWEN_OUTPUT_LIMIT), measured in the real CLI: a
+    SubagentStart output of exactly 1,048,576 bytes reaches ${hook_context} whole; one byte more is
+    cut, is no JSON, and the agent starts with nothing, as no hook error tells anyone."""
+    run = qwen_runner.QwenRun(tmp_path, {
+        "project/.qwen/agents/at-cap.md": agent_md("at-cap", body=BODY % "at-cap"),
+        "project/.qwen/agents/past-cap.md": agent_md("past-cap", body=BODY % "past-cap"),
+        "project/sized_hook.py": SIZED_HOOK}, installed=False)
+    command = "python3 %s" % (run.project / "sized_hook.py")
+    run.write({"project/.qwen/settings.json": json.dumps(
+        {"hooks": {"SubagentStart": [{"hooks": [{"type": "command", "command": command}]}]}})})
+    with FakeQwen(spawning(["at-cap", "past-cap"])) as server:
+        proc = run.run(server, "go")
+    assert not server.errors and proc.rc == 0, proc
+    at_cap = server.subagent_requests("at-cap")[0].system
+    assert "CAP-START" in at_cap and "CAP-END" in at_cap and at_cap.count("x" * 1000) >= 1000
+    past_cap = server.subagent_requests("past-cap")[0].system
+    assert "CAP-START" not in past_cap and "CAP-END" not in past_cap

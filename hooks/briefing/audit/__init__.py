@@ -32,14 +32,22 @@ FAILING = ("not-briefed", "lost-after-compaction")
 AUDIT_SESSIONS = 5000
 AUDIT_BYTES = 1024 * 1024 * 1024
 AUDIT_FILE_BYTES = 128 * 1024 * 1024
-PROGRESS_AFTER = 1.0
+PROGRESS_AFTER = 1.0  # seconds before the first progress line on stderr
+# The longest record line the audit holds: a line past it (a pasted blob, a padded crash
+# record) is skipped in bounded chunks, never read whole.
+LINE_BYTES = 32 * 1024 * 1024
 # The pre-flight looks at the last session only if it is this recent: older news is stale, and
 # listing fewer days keeps SessionStart cheap (Codex keeps every project's rollouts in one tree).
 PREFLIGHT_DAYS = 3
 # And it reads the start of each record file only, where a run's briefing is (Claude Code's and
 # Codex's per-agent files open with it); a run whose file is longer and shows none is not named.
 PREFLIGHT_FILE_BYTES = 512 * 1024
-PREFLIGHT_BYTES = 4 * 1024 * 1024  # seconds before the first progress line on stderr
+PREFLIGHT_BYTES = 4 * 1024 * 1024
+# And it lists the newest sessions only: a reader that must open records to tell this project's
+# sessions from other projects' (Codex keeps every project's rollouts in one tree, Copilot CLI
+# every session's folder in one) opens them newest first and at most this many, so that a busy
+# history elsewhere costs no session start more than this.
+LISTING_OPENS = 24
 
 
 def reader(key):
@@ -122,7 +130,11 @@ class Log(object):
         if not self.quiet and now - self.started >= PROGRESS_AFTER and now - self.shown >= PROGRESS_AFTER:
             self.shown = now
             try:
-                self.err.write("briefing-doctor --audit: %d session(s) read, %s\n" % (self.read_sessions, what))
+                # ``what`` names a session from the records (a file name, a folder, a database id):
+                # escaped like every line that carries record text, so none drives the terminal.
+                from ..text import for_people
+                self.err.write(for_people("briefing-doctor --audit: %d session(s) read, %s" % (
+                    self.read_sessions, what.replace("\n", " "))) + "\n")
                 self.err.flush()
             except (OSError, ValueError):
                 pass
@@ -188,11 +200,23 @@ def record_lines(path, needles, log, harness):
         if info.st_size > limit:
             log.problem(harness, path, "only its first %d of %d bytes were read (the audit's bound)" % (
                 limit, info.st_size))
-        used, bad = 0, 0
-        for number, line in enumerate(handle, 1):
+        used, bad, number = 0, 0, 0
+        while used < limit:
+            # The read itself is bounded: a line is read only up to what is left of the bound
+            # (one byte more, to tell a line that ends there from one that goes on), and no
+            # line is held past LINE_BYTES, so a record of one 256 MiB line costs what the
+            # bounds say, not the line.
+            line = handle.readline(min(limit - used, LINE_BYTES) + 1)
+            if not line:
+                break
+            number += 1
             used += len(line)
             if used > limit:
                 break
+            if len(line) > LINE_BYTES and not line.endswith(b"\n"):
+                log.problem(harness, path, "line %d is longer than %d bytes; skipped" % (number, LINE_BYTES))
+                used += skip_line(handle, limit - used)
+                continue
             if not any(n in line for n in needles):
                 if not line.endswith(b"\n") and line.strip():
                     log.problem(harness, path, "truncated: its last line (%d) is cut short; skipped" % number)
@@ -213,6 +237,17 @@ def record_lines(path, needles, log, harness):
         log.problem(harness, path, "unreadable: %s" % (exc.strerror or exc))
     finally:
         handle.close()
+
+
+def skip_line(handle, budget):
+    """Bytes read to pass the rest of a line, in bounded chunks, at most ``budget`` + 1."""
+    spent = 0
+    while spent <= budget:
+        chunk = handle.readline(min(budget - spent, 64 * 1024) + 1)
+        spent += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            break
+    return spent
 
 
 def head_line(path, size=1024 * 1024):
@@ -283,6 +318,9 @@ def framed(texts):
             if match is None:
                 at = text.find("<briefing agent=", at + 1)
                 continue
+            if is_loaded_frame(text, match.end()):  # skills the agent loaded, given back: not its briefing
+                at = text.find("<briefing agent=", match.end())
+                continue
             found = found or {"agent": unescape_attr(match.group(1)), "abort": False, "parts": set(),
                               "count": 0, "items": []}
             seal = match.group(4)
@@ -303,6 +341,47 @@ def framed(texts):
         for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
             items_of(text, start, end, seal, part, found["items"])
     return found
+
+
+def is_loaded_frame(text, at):
+    """Whether the part opened just before ``at`` gives back skills the agent loaded (loaded.py)."""
+    from ..loaded import LOADED_CONTINUATION, LOADED_HEADER
+    at += text.startswith("\n", at)
+    return text.startswith(LOADED_HEADER[:48], at) or text.startswith(LOADED_CONTINUATION[:48], at)
+
+
+def loaded_again(run):
+    """[{"event", "skills": [{"name", "bytes", "parts"}], "left_out": [names]}]: each time the run got
+    back skills it had loaded (issue 45), read off the framing as a briefing's is, never its text."""
+    import re
+    from ..loaded import LEFT_OUT_NOTE
+    opening = re.compile(r'<briefing agent="[^"]*" part="(\d+)/\d+" seal="([0-9a-f]+)">\n')
+    note = LEFT_OUT_NOTE.split("{names}")[0]
+    out = []
+    for kind, event, texts in run.timeline:
+        if kind == "reload":  # inferred by the reader where the records hold no copy (Copilot CLI)
+            out.append(dict(texts, event=event))
+            continue
+        if kind != "deliver" or isinstance(texts, dict):
+            continue
+        skills, left_out, pieces = [], [], []
+        for text in texts:
+            for match in opening.finditer(text):
+                if not is_loaded_frame(text, match.end()):
+                    continue
+                seal = match.group(2)
+                end = text.find('</briefing seal="%s">' % seal, match.end())
+                pieces.append((int(match.group(1)), text, match.end(), len(text) if end < 0 else end, seal))
+                at = text.find(note, match.end(), text.find("<skill ", match.end()))
+                if at >= 0:
+                    names = text[at + len(note):text.find(".\n", at)]
+                    left_out += [unescape_attr(n) for n in names.split(", ") if n]
+        for part, text, start, end, seal in sorted(pieces, key=lambda piece: piece[0]):
+            items_of(text, start, end, seal, part, skills)
+        if skills:
+            out.append({"event": event, "skills": [{"name": i["name"], "bytes": i["bytes"], "parts": i["parts"]}
+                                                   for i in skills], "left_out": left_out})
+    return out
 
 
 def items_of(text, start, end, seal, part, items):
@@ -338,6 +417,8 @@ def tally(run):
     """(first delivery's framing, refusal or None, compactions, re-deliveries, the events that re-delivered)."""
     first, refused, compactions, redelivered, via, pending = None, run.refused, 0, 0, [], False
     for kind, event, texts in run.timeline:
+        if kind == "reload":  # loaded skills given back (loaded_again), no briefing
+            continue
         if kind == "infer":  # no text to read back: the reader names what it carried
             first = first or {"agent": run.agent, "abort": False, "parts": [1], "count": 1, "items": texts}
             if pending:
@@ -433,6 +514,7 @@ def row_of(machine, run):
             "delivered": first["items"] if first else [], "parts": first["count"] if first else 0,
             "native": list(run.native), "refused": refused, "compactions": compactions,
             "redelivered": redelivered, "redelivered_by": via, "cause": cause,
+            "loaded_again": loaded_again(run),
             "version": run.version, "notes": list(run.messages)}
 
 
@@ -584,7 +666,8 @@ def last_session_line(machine, harness, current=None):
             bad.append(run.agent)
     if not bad:
         return ""
-    from ..text import shown_name
+    from ..text import for_people, shown_name
     names = ", ".join(sorted(set(shown_name(n) for n in bad)))
-    return ("briefing: the last %s session (%s) started %d agent run(s) that declared skills and got none "
-            "(%s); run briefing-doctor --audit" % (harness.label, found[0].id[:8], len(bad), names))
+    return for_people("briefing: the last %s session (%s) started %d agent run(s) that declared skills and got "
+                      "none (%s); run briefing-doctor --audit" % (harness.label, shown_name(found[0].id[:8]),
+                                                                  len(bad), names))

@@ -13,7 +13,7 @@ The Claude Agent SDK writes the same records: its audit module can be this one.
 import os
 
 from ..harnesses import HARNESSES
-from . import Run, chat_sessions, foreign_version, older_copies, record_lines, text_or_none
+from . import Run, chat_sessions, foreign_version, loaded_again, older_copies, record_lines, text_or_none
 
 KNOWN = "2."
 HOOK_ERRORS = ("hook_non_blocking_error", "hook_error_during_execution", "hook_failed", "hook_blocking_error",
@@ -176,16 +176,15 @@ def read(machine, session, log):
                     refused.refused = text[at + len(DENIED):]
                     runs.append(refused)
             continue
-        if main.agent is not None:
-            attachment(main, value, log, session.path)
+        attachment(main, value, log, session.path)
     if main.agent is not None:
         runs.append(main)
-    try:
-        files = sorted(e.path for e in os.scandir(session.extra) if e.name.startswith("agent-")
-                       and e.name.endswith(".jsonl"))
-    except OSError:
-        files = []
-    for path in files:
+    elif loaded_again(main):
+        # A plain session, audited for the skills it loaded and got back (issue 45) only: what its
+        # user typed as /commands is no preload of an agent's.
+        main.kind, main.native = "main", []
+        runs.append(main)
+    for path in agent_files(session):
         run = read_agent(machine, session, path, log)
         if run is not None and run.agent:
             message = no_python.get(run.tool_use) or no_python.get(None)
@@ -193,6 +192,15 @@ def read(machine, session, log):
                 run.hook_errors.append(message)
             runs.append(run)
     return runs
+
+
+def agent_files(session):
+    """The session's subagents' records, ``agent-<id>.jsonl``, sorted."""
+    try:
+        return sorted(e.path for e in os.scandir(session.extra) if e.name.startswith("agent-")
+                      and e.name.endswith(".jsonl"))
+    except OSError:
+        return []
 
 
 def causes(machine, run):

@@ -15,12 +15,13 @@ A refused spawn is the task tool's ``tool.execution_complete`` with error code `
 import os
 
 from ..harnesses.copilot import COPILOT_SPAWN_NAMES as SPAWN_TOOLS  # the hook's own
-from . import Run, Session, foreign_version, iso_seconds, older_copies, record_lines, text_or_none
+from . import (LISTING_OPENS, Run, Session, foreign_version, framed, iso_seconds, older_copies, record_lines,
+               text_or_none)
 
 KNOWN = "1."
 NEEDLES = (b'"session.start"', b'"subagent.started"', b'"subagent.selected"', b'"user.message"', b'"skill.invoked"',
            b'"session.compaction_complete"', b'"hookType":"preToolUse"', b'"tool.execution_start"',
-           b'"tool.execution_complete"', b'"hookType":"sessionStart"')
+           b'"tool.execution_complete"', b'"hookType":"sessionStart"', b'"session.resume"')
 
 
 def workspace_cwd(folder):
@@ -49,28 +50,35 @@ def sessions(machine, since, newest=None):
         entries = [e for e in os.scandir(base) if e.is_dir() and not e.name.startswith(".")]
     except OSError:
         entries = []
+    recent = []
     for entry in entries:
         path = os.path.join(entry.path, "events.jsonl")
         try:
             mtime = os.stat(path).st_mtime
         except OSError:
             continue
-        if mtime < since:
-            continue
+        if mtime >= since:
+            recent.append((mtime, entry, path))
+    # Newest first, and with ``newest`` (the pre-flight) no more workspace files opened than
+    # LISTING_OPENS: every project's sessions share this folder.
+    recent.sort(key=lambda found: -found[0])
+    for opened, (mtime, entry, path) in enumerate(recent):
+        if newest and (len(found) >= newest or opened >= LISTING_OPENS):
+            break
         cwd = workspace_cwd(entry.path)
-        if not (isinstance(cwd, str) and is_inside(cwd, project)):
-            continue
-        found.append(Session("copilot", entry.name, path, mtime))
-    found.sort(key=lambda s: -s.mtime)
-    return found[:newest] if newest else found
+        if isinstance(cwd, str) and is_inside(cwd, project):
+            found.append(Session("copilot", entry.name, path, mtime))
+    return found
 
 
 def read(machine, session, log):
     runs, by_id, spawns, compacted, version = [], {}, {}, {}, None
+    loaded = LoadedAgain(machine, session, by_id, runs)
     for _, event in record_lines(session.path, NEEDLES, log, "copilot"):
         kind = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         agent_id = text_or_none(event.get("agentId"))
+        loaded.see(kind, data, agent_id, event, version)
         if kind == "session.start":
             why = foreign_version(data.get("copilotVersion"), KNOWN)
             if why:
@@ -135,6 +143,69 @@ def read(machine, session, log):
                 run.refused = message[message.find("briefing:"):]
                 runs.append(run)
     return runs
+
+
+class LoadedAgain(object):
+    """Skills each agent loaded (``skill.invoked``), given back after its compaction (issue 45).
+
+    Copilot keeps no preToolUse output: the hook gives them back at the same tool call as a
+    briefing (``copilot_compacted``), so they are counted at the agent's first preToolUse run
+    after the compaction, as the briefing is, with the sizes of the recorded bodies, marked
+    "(inferred)". A skill Copilot preloaded for a subagent (its ``skills:`` field) is declared,
+    not loaded: briefing's briefing brings that one back.
+    """
+
+    def __init__(self, machine, session, by_id, runs):
+        self.machine, self.session, self.by_id, self.runs = machine, session, by_id, runs
+        self.invoked, self.pending, self.on = {}, set(), None
+        self.restored = None  # the main session's skill Copilot itself brings back after a resume
+        self.last = None  # the main session's latest skill.invoked: (name, characters)
+
+    def see(self, kind, data, agent_id, event, version):
+        if kind == "skill.invoked" and isinstance(data.get("name"), str) and isinstance(data.get("content"), str):
+            run = self.by_id.get(agent_id)
+            if run is not None and agent_id is not None and not run.seen_message:
+                return  # the subagent's native preload
+            invoked = self.invoked.setdefault(agent_id, {})
+            invoked.pop(data["name"], None)  # its latest load counts
+            invoked[data["name"]] = len(data["content"].encode("utf-8"))
+            if agent_id is None:
+                self.restored = None  # invoked after the resume: Copilot's own rule not measured
+                self.last = (data["name"], len(data["content"]))
+        elif kind == "session.resume" and self.invoked.get(None):
+            from ..harnesses.copilot import COPILOT_RESTORED_CHARS  # as the hook decides it
+            name, chars = self.last
+            self.restored = name if chars <= COPILOT_RESTORED_CHARS else None
+        elif kind == "session.compaction_complete" and self.invoked.get(agent_id) \
+                and data.get("success") is True and data.get("outcome", "applied") == "applied":
+            self.pending.add(agent_id)
+        elif kind == "hook.start" and data.get("hookType") == "preToolUse" and agent_id in self.pending:
+            calls = data.get("input", {}).get("toolCalls") if isinstance(data.get("input"), dict) else None
+            if not any(isinstance(c, dict) and c.get("name") not in SPAWN_TOOLS
+                       for c in (calls if isinstance(calls, list) else ())):
+                return
+            self.pending.discard(agent_id)
+            if self.on is None:  # the switch as it is now (the records cannot say how it was)
+                from ..harnesses import HARNESSES
+                from ..loaded import enabled
+                self.on = enabled(self.machine, HARNESSES["copilot"])
+            run = self.by_id.get(agent_id)
+            declared = set(run.native) if run is not None else set()
+            if run is not None:
+                declared |= {i["name"] for i in (framed(run_briefing(run)) or {}).get("items", [])}
+            if agent_id is None and self.restored:
+                declared.add(self.restored)
+            latest = [(n, b) for n, b in list(self.invoked[agent_id].items())[::-1] if n not in declared]
+            if not self.on or not latest:
+                return
+            if run is None:  # the main session, which runs as no agent
+                run = self.by_id[agent_id] = Run("copilot", self.session.id, None, None, event.get("timestamp"),
+                                                 kind="main")
+                run.file, run.version, run.seen_message = self.session.path, version, True
+                self.runs.append(run)
+            # Most recent first, as delivered; audit.loaded_again reports it.
+            run.timeline.append(("reload", "PreToolUse (inferred)", {
+                "skills": [{"name": n, "bytes": b, "parts": [1]} for n, b in latest], "left_out": []}))
 
 
 def run_briefing(run):

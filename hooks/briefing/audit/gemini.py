@@ -36,6 +36,7 @@ def sessions(machine, since, newest=None):
         entries = list(os.scandir(folder)) if folder else []
     except OSError:
         entries = []
+    recent = []
     for entry in entries:
         if not (entry.name.startswith("session-") and entry.name.endswith(".jsonl")):
             continue
@@ -44,12 +45,14 @@ def sessions(machine, since, newest=None):
         except OSError:
             continue
         if mtime >= since:
-            head = head_line(entry.path)  # its first line names the session
-            sid = head.get("sessionId") if head else None
-            found.append(Session("gemini", sid if isinstance(sid, str) and sid else
-                                 entry.name[len("session-"):-len(".jsonl")], entry.path, mtime))
-    found.sort(key=lambda s: -s.mtime)
-    return found[:newest] if newest else found
+            recent.append((mtime, entry))
+    recent.sort(key=lambda found: -found[0])
+    for mtime, entry in recent[:newest] if newest else recent:  # the pre-flight opens the newest only
+        head = head_line(entry.path)  # its first line names the session
+        sid = head.get("sessionId") if head else None
+        found.append(Session("gemini", sid if isinstance(sid, str) and sid else
+                             entry.name[len("session-"):-len(".jsonl")], entry.path, mtime))
+    return found
 
 
 def read(machine, session, log):

@@ -159,6 +159,10 @@ def print_text(rows, summary, log, out, since_days, labels):
             say("    compacted %d time(s), briefed again %d time(s)%s" % (
                 row["compactions"], row["redelivered"],
                 " (by %s)" % ", ".join(row["redelivered_by"]) if row["redelivered_by"] else ""))
+        for again in row.get("loaded_again") or ():
+            say("    loaded skills given back after a compaction (%s): %s%s" % (
+                again["event"], ", ".join("%s %.1f kB" % (i["name"], i["bytes"] / 1000.0) for i in again["skills"]),
+                "; left out for lack of room: %s" % ", ".join(again["left_out"]) if again["left_out"] else ""))
         if row["cause"]:
             say("    likely cause: %s" % row["cause"])
         for note in row["notes"]:

@@ -74,6 +74,8 @@ class Harness(Record):
     session_agents  sessions can run as an agent (``claude --agent NAME``)
     part_budget     characters of one hook output, or None: part 1 carries everything
     whole_limit     bytes of skill text deliverable whole when part_budget is None
+    output_limit    bytes of one hook's stdout the harness reads whole, or None (no cap): a briefing
+                    whose output, as printed (JSON, non-ASCII escaped), is longer is refused
     hooks_check     (plugin root) -> the doctor's check of the hooks file this harness reads
     trust_check     (machine) -> the doctor's check that the harness runs the hooks at all, or None
     loads_scope     (machine, scope) -> whether the harness loads the configuration of that
@@ -92,6 +94,9 @@ class Harness(Record):
                     the call, and the briefing arrives at SubagentStart
     preflight_warns the pre-flight lists this harness's warnings too, not only its failures
     builtin_agents  names of the agents the harness ships, which have no file (rules brief them)
+    builtin_name    (machine, name) -> the built-in the harness runs for a name no file answers, spelt
+                    as in builtin_agents (Qwen Code matches them case-blind, Claude Code a folded
+                    spelling), or the name as written (default)
     default_agent   the agent a spawn without a name starts, or None
     agent_names     (machine) -> the name of every agent file, declaring or not (the doctor
                     shows which of them a rule applies to), or None: the declaring ones only
@@ -118,20 +123,28 @@ class Harness(Record):
     loads_file      (machine, agent, path, session) -> why the harness itself already puts that
                     project file into this agent's context (briefing then does not deliver it
                     again), or None (default: it loads none); measured per harness, docs/files.md
+    loaded_skills   (machine, payload) -> a loaded.Found: the skills the payload's agent loaded while
+                    it worked, as the harness's records show them, when this payload is the moment to
+                    give them back after a compaction; or None (docs/loaded-skills.md). None as the
+                    field (default): the harness keeps them itself, or no hook can.
+    loaded_payloads (machine, session id or None) -> [(who, payload)]: one payload per agent of that
+                    session (None: the newest) for ``loaded_skills``, as at its next compaction; the
+                    doctor's ``--loaded`` shows what each would get back
     """
 
-    FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None,
+    FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None, output_limit=None,
                   hooks_check=None, trust_check=None, session_check=None, installed_check=None,
                   skill_roots=None, agent_hint=lambda machine: None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
                   flat_context=False, deny=None, brief_field=None, guard_context=False, preflight_warns=False,
-                  builtin_agents=frozenset(), default_agent=None, agent_names=None,
+                  builtin_agents=frozenset(), builtin_name=lambda machine, name: name, default_agent=None, agent_names=None,
                   compacted=None, session_agent=None, redelivery="at spawn",
                   loads_file=lambda machine, agent, path, session: None,
                   unreachable=lambda machine, agent: None, in_use=lambda machine: True,
                   unused_why=lambda machine: "not in use on this machine",
-                  shows_path=lambda machine, path: None)
+                  shows_path=lambda machine, path: None, loaded_skills=None,
+                  loaded_payloads=None)
 
     def __init__(self, record, find_project, find_agent, all_agents, resolve_skill, skill_places,
                  **fields):

@@ -223,8 +223,12 @@ def programmatic_json(value, where, problems, unreadable, contract=False):
 def programmatic_agent(name, where, definition):
     """The Agent of one programmatic definition: its native ``skills``."""
     agent = Agent("claude", name, where)
-    if not valid_skill_name(name):
-        fail_programmatic(agent, "its name is not a valid agent name", refuses=False)
+    # A definition has no file, so no file-name check applies: Claude Code runs a definition of any
+    # name it is given (measured on 2.1.332: qa:reviewer, a/b, .dot, a\\b, a tab, 300 characters;
+    # docs/agent-sdk.md "Agent names"), and so briefing judges every one. Only the empty name is no
+    # agent: a spawn without a subagent_type starts general-purpose.
+    if not name:
+        fail_programmatic(agent, "its name is empty", refuses=False)
     elif not isinstance(definition, dict):
         fail_programmatic(agent, "its definition is not a JSON object", refuses=False)
     elif definition.get("skills") is not None:
@@ -618,12 +622,59 @@ def find_claude_agent(machine, agent_type):
                 if agent is not None:
                     agent.name = agent_type
                     return agent
-        return None
+        return claude_folded_agent(machine, agent_type)
     for root in claude_agent_roots(machine):
         agent = find_in_tree(root, agent_type, ".md", load_claude_agent, walk)
         if agent is not None:
             return agent
-    return None
+    return claude_folded_agent(machine, agent_type)
+
+
+def claude_fold(name):
+    """Claude Code's spelling-blind key of an agent type (2.1.328, the Agent tool: NFKC, lower case,
+    every run of whitespace, dashes and underscores removed)."""
+    import unicodedata  # only for a name no agent has exactly
+    text = unicodedata.normalize("NFKC", name).lower()
+    return "".join(ch for ch in text if not (ch.isspace() or ch == "_" or unicodedata.category(ch) == "Pd"))
+
+
+def claude_fold_target(machine, agent_type):
+    """The agent type Claude Code runs for ``agent_type`` when no agent has that exact name, or None.
+
+    Measured on 2.1.332 (docs/claude-code.md "Which agent a name starts"): ``folded`` starts
+    ``Folded``, ``FILECASE`` the file agent ``filecase``, ``general_purpose`` general-purpose; the
+    SubagentStart payload then names the agent started. Two agents of one folded name are an
+    "ambiguous" error and none starts. Only a name no agent has exactly pays for listing them all.
+    """
+    memo = machine.state.setdefault("claude_fold", {})
+    if agent_type not in memo:
+        memo[agent_type] = None  # also while listing: no agent is looked up by its folded name twice
+        key = claude_fold(agent_type)
+        names = set(CLAUDE_BUILTIN_AGENTS) | set(claude_programmatic(machine)[0]) | {
+            agent.name for agent in claude_agent_names(machine)}
+        found = [name for name in names if claude_fold(name) == key] if key else []
+        if len(found) == 1 and found[0] != agent_type:
+            memo[agent_type] = found[0]
+    return memo[agent_type]
+
+
+def claude_folded_agent(machine, agent_type):
+    """The agent file or definition Claude Code runs for a spelling no agent has exactly, or None
+    (a built-in: ``claude_builtin_name``)."""
+    if agent_type in CLAUDE_BUILTIN_AGENTS:
+        return None  # a built-in's own name: the common spawn lists nothing
+    target = claude_fold_target(machine, agent_type)
+    if target is None or target in CLAUDE_BUILTIN_AGENTS:
+        return None
+    return find_claude_agent(machine, target)
+
+
+def claude_builtin_name(machine, agent_type):
+    """The built-in Claude Code runs for ``agent_type`` (no file answered it), as it spells it."""
+    if agent_type in CLAUDE_BUILTIN_AGENTS:
+        return agent_type
+    target = claude_fold_target(machine, agent_type)
+    return target if target in CLAUDE_BUILTIN_AGENTS else agent_type
 
 
 # Claude Code's own skills, measured on 2.1.328: the init event lists sixteen with nothing
@@ -1240,6 +1291,206 @@ def claude_installed_check(machine):
                          "see from outside that session)")
 
 
+# --------------------------------------------------------------------------
+# Skills the agent loaded while it worked (issue 45, docs/loaded-skills.md, facts/invoked-skills.md)
+# --------------------------------------------------------------------------
+
+# How much of a transcript's end is read for loaded skills: a skill loaded before it is not seen (the
+# docs say so). Claude Code 2.1.328 writes whole requests into the transcript, so it grows fast.
+LOADED_TAIL = 32 * 1024 * 1024
+
+# Claude Code re-attaches a skill its process invoked cut to this many characters (UTF-16 units, as
+# JavaScript counts), counted from "Base directory for this skill:" (measured: facts/invoked-skills.md).
+CLAUDE_REATTACH_CHARS = 20000
+
+LOADED_BODY = "Base directory for this skill: "
+
+
+def claude_loaded_skills(machine, payload):
+    """The skills the payload's agent loaded, at its SessionStart(compact) (loaded.Found), or None.
+
+    What counts as loaded is what the transcript shows (facts/invoked-skills.md): a ``Skill``
+    tool call or a ``/skill`` command is followed by an ``isMeta`` user entry whose text is the
+    skill as Claude Code put it into the context, tied to its call by ``sourceToolUseID`` or to
+    its command by ``parentUuid``. A subagent's are in its own ``subagents/agent-<id>.jsonl``.
+
+    Restored whole by Claude Code itself: a skill whose latest load this very process made
+    (after it started: ``/proc/<CLAUDE_PID>/stat``) and no longer than CLAUDE_REATTACH_CHARS.
+    Claude Code keeps those in memory and re-attaches them (cut at that length); one a
+    process before it loaded (``--resume``, a continued session) it does not re-attach at
+    all. Where the process's start cannot be read (no /proc), nothing counts as restored:
+    a second, whole copy rather than none.
+    """
+    if payload.get("source") != "compact":
+        return None
+    path = claude_agent_transcript(machine, payload)
+    if path is None:
+        return None
+    loaded = claude_transcript_loads(path)
+    if not loaded:
+        return None
+    from ..loaded import Found
+    started = claude_process_started(machine)
+    restored = set()
+    if started is not None:
+        latest = {}
+        for item in loaded:
+            latest[item.name] = item
+        restored = {name for name, item in latest.items()
+                    if item.order >= started and utf16_len(item.text) <= CLAUDE_REATTACH_CHARS}
+    agent = payload.get("agent_type")
+    return Found(loaded, restored, agent=agent if isinstance(agent, str) and agent else None)
+
+
+def utf16_len(text):
+    """The length of ``text`` as JavaScript counts it: characters outside the BMP count twice."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+def claude_agent_transcript(machine, payload):
+    """The transcript of the payload's agent: the session's, or a subagent's own file next to it.
+
+    Only under Claude Code's projects folder, where it writes them: a payload names the
+    path, and nothing else is read.
+    """
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript.endswith(".jsonl") or "\0" in transcript:
+        return None
+    if not is_inside(transcript, os.path.join(machine.claude_dir, "projects")):
+        return None
+    agent_id = payload.get("agent_id")
+    if agent_id is None:
+        return transcript
+    if not (isinstance(agent_id, str) and agent_id and agent_id.replace("-", "").replace("_", "").isalnum()):
+        return None
+    return os.path.join(transcript[:-len(".jsonl")], "subagents", "agent-%s.jsonl" % agent_id)
+
+
+def claude_transcript_loads(path):
+    """[loaded.Loaded] of every skill a transcript shows loaded, oldest first (``order``: when, epoch seconds).
+
+    Reads the last LOADED_TAIL bytes once; only lines that can be one of the three
+    entries involved are parsed (the ``Skill`` call, the command, the body).
+    """
+    from ..files import read_tail
+    data = read_tail(path, LOADED_TAIL)
+    if not data:
+        return []
+    start = data.find(b"\n") + 1 if len(data) >= LOADED_TAIL else 0  # the first line may be cut
+    calls, commands, bodies = {}, {}, []
+    for line in lines_with(data, LOADED_BODY.encode(), start):
+        if b"isMeta" in line:
+            entry = claude_entry(line)
+            message = entry.get("message") if entry.get("isMeta") is True and entry.get("type") == "user" else None
+            text = message_text(message.get("content")) if isinstance(message, dict) else None
+            if text and text.startswith(LOADED_BODY):
+                bodies.append((entry, text))
+    if not bodies:
+        return []  # nothing loaded: the common case costs one search of the bytes
+    for line in lines_with(data, b'"Skill"', start):
+        if b"tool_use" in line:
+            entry = claude_entry(line)
+            message = entry.get("message")
+            for block in message.get("content") or () if isinstance(message, dict) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Skill":
+                    name = (block.get("input") or {}).get("skill") if isinstance(block.get("input"), dict) else None
+                    if isinstance(block.get("id"), str) and isinstance(name, str):
+                        calls[block["id"]] = name
+    for line in lines_with(data, b"<command-name>", start):
+        entry = claude_entry(line)
+        message = entry.get("message")
+        text = message_text(message.get("content")) if isinstance(message, dict) else ""
+        name = text.partition("<command-name>")[2].partition("</command-name>")[0].strip()
+        if name.startswith("/") and isinstance(entry.get("uuid"), str):
+            commands[entry["uuid"]] = name[1:]
+    from ..loaded import Loaded
+    from ..text import iso_seconds
+    out = []
+    for entry, text in bodies:
+        name = calls.get(entry.get("sourceToolUseID"))
+        event = "Skill tool"
+        if name is None:
+            name = commands.get(entry.get("parentUuid"))
+            event = "/%s" % name if name else None
+        when = iso_seconds(entry.get("timestamp"))
+        if name and when is not None:
+            out.append(Loaded(name, text=text, order=when, event=event))
+    return out
+
+
+def lines_with(data, needle, start=0):
+    """Each line of ``data`` (from ``start``) that holds ``needle``, once, in order: found by searching
+    the bytes, so a large transcript is never split into lines."""
+    at = data.find(needle, start)
+    while at >= 0:
+        begin = data.rfind(b"\n", start, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        yield data[max(begin, start):end]
+        at = data.find(needle, end)
+
+
+def claude_entry(line):
+    try:
+        entry = parse_json(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def message_text(content):
+    """A message's text: its content string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+                       and isinstance(b.get("text"), str))
+    return ""
+
+
+def claude_process_started(machine):
+    """When the Claude Code process running this hook started, in epoch seconds, or None (no /proc).
+
+    ``/proc/<pid>/stat`` gives its start in clock ticks since boot, ``/proc/uptime`` the
+    time since boot now, on the same clock: to within a tick or two (10 ms).
+    """
+    import time
+    pid = machine.env.get("CLAUDE_PID")
+    if not (isinstance(pid, str) and pid.isdigit()):
+        pid = claude_ancestor() if machine.env.get("CLAUDECODE") == "1" else None
+    if not pid:
+        return None
+    try:
+        with open("/proc/%s/stat" % pid, "rb") as handle:
+            fields = handle.read(4096).rpartition(b")")[2].split()
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read(64).split()[0])
+        ticks = os.sysconf("SC_CLK_TCK")
+        return time.time() - uptime + int(fields[19]) / float(ticks)
+    except (OSError, ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def claude_loaded_payloads(machine, session):
+    """[(who, payload)] the doctor's ``--loaded`` asks ``claude_loaded_skills`` with: the session's
+    main agent and each subagent, as their SessionStart(compact) would be, for session id ``session``
+    (None: the newest of this project)."""
+    from ..audit.claude import agent_files, sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    out = []
+    for one in found:
+        out.append(("session %s (main agent)" % one.id, {"source": "compact", "transcript_path": one.path}))
+        for path in agent_files(one):
+            agent_id = os.path.basename(path)[len("agent-"):-len(".jsonl")]
+            meta = read_json(path[:-len(".jsonl")] + ".meta.json")
+            agent = meta.get("agentType") if isinstance(meta, dict) else None
+            payload = {"source": "compact", "transcript_path": one.path, "agent_id": agent_id}
+            if isinstance(agent, str) and agent:
+                payload["agent_type"] = agent
+            out.append(("subagent %s #%s" % (agent or "(unnamed)", agent_id), payload))
+    return out
+
+
 HARNESS = Harness(
     HARNESSES.record("claude"),
     find_project=find_claude_project,
@@ -1262,9 +1513,11 @@ HARNESS = Harness(
     # briefing's own rules files follow the setting sources, as Claude Code's settings files do.
     loads_scope=claude_loads,
     # The Agent tool's own text: an omitted subagent_type is general-purpose (claude-code.md 2).
-    builtin_agents=CLAUDE_BUILTIN_AGENTS, default_agent="general-purpose",
+    builtin_agents=CLAUDE_BUILTIN_AGENTS, builtin_name=claude_builtin_name, default_agent="general-purpose",
     agent_names=claude_agent_names,
     loads_file=claude_loads_file,
+    # Issue 45: at SessionStart(compact), the skills the agent loaded that Claude Code will not bring back whole.
+    loaded_skills=claude_loaded_skills, loaded_payloads=claude_loaded_payloads,
     # A compacted subagent gets SessionStart(compact) with its agent_id and agent_type, and a
     # `claude --agent` session with agent_type (facts/compaction.md): handlers.handle_session_start.
     redelivery="at spawn (SubagentStart; a `claude --agent` session at SessionStart), and again after "

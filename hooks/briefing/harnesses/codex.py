@@ -10,7 +10,7 @@ from ..constants import PARTS
 from ..files import (ABSENT, display_path, is_file, is_inside, path_kind, plugin_root, read_json,
                      read_tail, read_text, real_path, walk_files, warn)
 from . import HARNESSES, Harness
-from ..jsontext import json_lines_with
+from ..jsontext import json_lines_with, parse_json
 from ..lookup import (find_in_tree, folders_to_git_root, key_line_mentions, listed_paths, load_skill,
                       skill_from_text, winners_in_tree)
 from ..names import dedupe, split_plugin_name, valid_skill_name
@@ -583,13 +583,14 @@ CODEX_TAIL = 2 * 1024 * 1024
 CODEX_COMPACTION_MARKS = (b'"type":"compacted"', b'"type":"ContextCompaction"')
 
 
-def codex_rollout(machine, payload):
+def codex_rollout(machine, payload, thread=None):
     """The rollout of the agent a payload is from: its transcript_path, if it is Codex's own.
 
     It must lie under $CODEX_HOME/sessions and be named after the agent's thread id
-    (rollout-<time>-<agent_id>.jsonl), so a payload cannot point the hook at another file.
+    (rollout-<time>-<agent_id>.jsonl; ``thread``: another id, the main session's
+    ``session_id``), so a payload cannot point the hook at another file.
     """
-    path, agent_id = payload.get("transcript_path"), payload.get("agent_id")
+    path, agent_id = payload.get("transcript_path"), thread or payload.get("agent_id")
     if not (isinstance(path, str) and isinstance(agent_id, str) and agent_id and path
             and "\0" not in path and os.path.isabs(path)):
         return None
@@ -601,12 +602,18 @@ def codex_rollout(machine, payload):
     return real if is_inside(real, sessions) and real != sessions else None
 
 
+def codex_tail(machine, path):
+    """The rollout's last CODEX_TAIL bytes, read once per hook run (the briefing's check and the
+    loaded skills' both ask), or None."""
+    return machine.memo(("codex tail", path), lambda: read_tail(path, CODEX_TAIL))
+
+
 def codex_compacted(machine, payload, name):
     """Whether the agent's rollout shows a compaction after the last delivery of its briefing."""
     path = codex_rollout(machine, payload)
     if path is None:
         return False
-    tail = read_tail(path, CODEX_TAIL)
+    tail = codex_tail(machine, path)
     if tail is None:
         return False
     at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)
@@ -620,6 +627,295 @@ def codex_compacted(machine, payload, name):
             if any(isinstance(t, str) and t.startswith(opening) for t in texts):
                 return False  # delivered since: a briefing or its abort, as a hook context
     return True
+
+
+# Skills a thread loaded while it worked (issue 45, facts/invoked-skills.md; measured on 0.169.0,
+# and on 0.171.0 by the facts). Codex has no skill tool: the model reads a SKILL.md with a shell
+# command, or the user names ``$skill`` and Codex injects the file as a user message
+# ``<skill>\n<name>N</name>\n<path>P</path>\n<the file>\n</skill>``. A compaction drops both,
+# and SessionStart(compact) runs with the rollout already holding the ``compacted`` line and,
+# before it, the call with its output, or the <skill> message. What was loaded is read there,
+# and the file itself from the skill root it lies in: the rollout's copy of a read is Codex's
+# capped tool output, not necessarily whole.
+#
+# How much of the end: 16 MiB is many context windows' worth of rollout (Codex caps what it
+# records of a tool output, see CODEX_TAIL), read once per compaction, not per tool call.
+# A skill loaded further back, and not loaded again since, is not seen (docs/loaded-skills.md).
+CODEX_LOADED_TAIL = 16 * 1024 * 1024
+
+# What prints a file, or a part of it: a SKILL.md given to one of these was read. A command that
+# only names one (ls, grep, test -f) loaded nothing.
+CODEX_READERS = frozenset(("cat", "head", "tail", "sed", "nl", "less", "more", "bat", "batcat", "awk",
+                           "tac", "view", "Get-Content", "gc", "type"))
+# Codex's shell tools: ``exec_command {cmd, workdir}`` (0.169.0, measured), and the older
+# ``shell``/``local_shell`` ``{command: [argv]}``.
+CODEX_SHELL_TOOLS = frozenset(("exec_command", "shell", "shell_command", "local_shell"))
+CODEX_SKILL_MESSAGE = "<skill>\n<name>"
+
+
+def codex_loaded(machine, payload):
+    """``Harness.loaded_skills`` for Codex: a loaded.Found at the moment a compacted thread's loaded
+    skills come back, else None.
+
+    The main thread: its SessionStart(compact) (a resumed session too: Codex appends to the same
+    rollout). A subagent: Codex sends it no SessionStart (facts/compaction.md), so its first
+    PostToolUse or UserPromptSubmit after the compaction, as for its briefing (``codex_compacted``),
+    and joined to it (handlers.with_loaded).
+    """
+    event = payload.get("hook_event_name")
+    if event == "SessionStart":
+        if payload.get("source") != "compact" or payload.get("agent_id"):
+            return None
+    elif event not in CODEX_AGAIN_EVENTS or not payload.get("agent_id") or not codex_loaded_due(machine, payload):
+        return None
+    key = ("codex loaded", repr(payload.get("transcript_path")), repr(payload.get("session_id")),
+           repr(payload.get("agent_id")))  # one per thread
+    return machine.memo(key, lambda: codex_loaded_found(machine, payload))
+
+
+# How loaded.LOADED_HEADER begins (a test holds them together): spelled here so that a compacted
+# child's tool calls, which run this check, do not import loaded.py.
+CODEX_LOADED_MARK = b"You loaded the skills below earlier in this session"
+
+
+def codex_loaded_due(machine, payload):
+    """Whether a subagent's tool call or turn is its first since its last compaction: the rollout's
+    end holds a compaction, no loaded skills given back after it, and no earlier tool call after it
+    (this PostToolUse's own call is there already), so a child that loaded nothing is asked once."""
+    path = codex_rollout(machine, payload)
+    tail = codex_tail(machine, path) if path else None
+    if not tail:
+        return False
+    at = max(tail.rfind(mark) for mark in CODEX_COMPACTION_MARKS)
+    if at < 0:
+        return False
+    for _, line in json_lines_with(tail, CODEX_LOADED_MARK, at):
+        item = line.get("payload")
+        if line.get("type") == "response_item" and isinstance(item, dict) and item.get("role") == "developer":
+            return False  # given back since, as a hook context
+    calls = sum(1 for _, line in json_lines_with(tail, b'"type":"function_call"', at)
+                if (line.get("payload") or {}).get("type") == "function_call")
+    return calls <= (1 if payload.get("hook_event_name") == "PostToolUse" else 0)
+
+
+def codex_loaded_payloads(machine, session):
+    """[(who, payload)] the doctor's ``--loaded`` asks ``codex_loaded`` with: the main thread of
+    session ``session`` (None: the newest of this project), as at its next compaction."""
+    from ..audit.codex import sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    out = []
+    for one in found:
+        for path, meta in one.extra:
+            if not meta.get("parent_thread_id") and isinstance(meta.get("id"), str):
+                out.append(("session %s (main thread)" % meta["id"], {
+                    "hook_event_name": "SessionStart", "source": "compact", "session_id": meta["id"],
+                    "transcript_path": path, "next_compaction": True}))
+    return out
+
+
+def codex_loaded_found(machine, payload):
+    loads = codex_loaded_skills(machine, payload)
+    if not loads:
+        return None
+    from ..loaded import Found, Loaded  # only once something was loaded
+    agent = payload.get("agent_type") if payload.get("agent_id") else None
+    agent = agent if isinstance(agent, str) and agent else None
+    # The main thread is briefed by nothing; a role's declared skills its briefing gives back.
+    return Found([Loaded(skill.name, text=skill.body, path=skill.path, order=order, event=how)
+                  for order, skill, how in loads], agent=agent, briefed=None if agent else set())
+
+
+def codex_loaded_skills(machine, payload):
+    """[(order, Skill, how)]: the skills the payload's thread loaded before its last compaction,
+    oldest first, each at its latest load; [] when its rollout shows no compaction.
+
+    ``how`` is ``a read of its SKILL.md`` (a shell command printed it) or ``$skill`` (Codex
+    injected it). Only a SKILL.md under a root Codex itself searches counts (``codex_loaded_skill``);
+    one that the compaction kept (its <skill> message in ``replacement_history``) is held already.
+    """
+    thread = payload.get("agent_id") or payload.get("session_id")
+    path = codex_rollout(machine, payload, thread if isinstance(thread, str) else None)
+    tail = read_tail(path, CODEX_LOADED_TAIL) if path else None
+    if not tail:
+        return []
+    if payload.get("next_compaction") is True:  # the doctor's --loaded: as if it compacted now
+        at = len(tail)
+    else:
+        at = tail.rfind(b'"type":"compacted"')
+        if at < 0:
+            return []
+        at = tail.rfind(b"\n", 0, at) + 1
+    held = set()
+    for _, line in json_lines_with(tail, b'"type":"compacted"', at):
+        kept = (line.get("payload") or {}).get("replacement_history") if line.get("type") == "compacted" else None
+        for item in kept if isinstance(kept, list) else ():
+            text = codex_skill_message(item)
+            if text:
+                held.add(codex_mentioned_path(text))
+        break
+    loads, calls = [], {}
+    for offset, line in json_lines_with(tail[:at], b"SKILL.md"):
+        item = line.get("payload")
+        if line.get("type") != "response_item" or not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call" and item.get("name") in CODEX_SHELL_TOOLS:
+            paths = codex_read_paths(machine, item.get("arguments"), machine.cwd)
+            call_id = item.get("call_id")
+            if paths and isinstance(call_id, str) and call_id.isprintable() and not set('"\\') & set(call_id):
+                calls[call_id] = (offset, paths)
+        else:
+            text = codex_skill_message(item)
+            mentioned = codex_mentioned_path(text) if text else None
+            if mentioned:
+                loads.append((offset, mentioned, "$skill"))
+    for call_id, (offset, paths) in calls.items():
+        # The output need not name the file: it is found by its call's id.
+        for _, line in json_lines_with(tail[:at], b'"call_id":"%s"' % call_id.encode("utf-8"), offset):
+            item = line.get("payload")
+            if isinstance(item, dict) and item.get("type") == "function_call_output" \
+                    and item.get("call_id") == call_id:
+                if codex_command_succeeded(item.get("output")):
+                    loads += [(offset, p, "a read of its SKILL.md") for p in paths]
+                break
+    out, seen = [], set(held)
+    for offset, found, how in sorted(loads, key=lambda load: -load[0]):
+        if found in seen:
+            continue
+        seen.add(found)
+        skill = codex_loaded_skill(machine, found)
+        if skill is not None:
+            out.append((offset, skill, how))
+    return out[::-1]
+
+
+def codex_skill_message(item):
+    """The text of a <skill> user message Codex injected for a ``$skill`` mention, or None."""
+    if not isinstance(item, dict) or item.get("type", "message") != "message" or item.get("role") != "user":
+        return None
+    content = item.get("content")
+    texts = [c.get("text") for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+    for text in texts:
+        if isinstance(text, str) and text.startswith(CODEX_SKILL_MESSAGE):
+            return text
+    return None
+
+
+def codex_mentioned_path(text):
+    """The absolute SKILL.md path of a <skill> message, or None."""
+    start = text.find("<path>")
+    end = text.find("</path>", start)
+    path = text[start + len("<path>"):end] if 0 <= start < end else ""
+    if not path or "\0" in path or "\n" in path or not os.path.isabs(path):
+        return None
+    return os.path.normpath(path)
+
+
+def codex_command_succeeded(output):
+    """Whether a shell call's recorded output says it ran to exit code 0 (or says nothing of it)."""
+    if not isinstance(output, str):
+        return False
+    at = output.find("Process exited with code ")
+    if at < 0:
+        return True
+    return output[at + len("Process exited with code "):].split("\n", 1)[0].strip() == "0"
+
+
+def codex_read_paths(machine, arguments, cwd):
+    """The SKILL.md files a shell call's arguments print, as absolute paths ([] for any other call)."""
+    try:
+        args = parse_json(arguments) if isinstance(arguments, str) else None
+    except ValueError:
+        return []
+    if not isinstance(args, dict):
+        return []
+    command, script = args.get("cmd", args.get("command")), None
+    if isinstance(command, list) and all(isinstance(c, str) for c in command):
+        if len(command) >= 3 and command[-2] in ("-c", "-lc"):
+            script = command[-1]
+        else:
+            segments = [command]
+    elif isinstance(command, str):
+        script = command
+    else:
+        return []
+    if script is not None:
+        segments = codex_shell_segments(script)
+    workdir = args.get("workdir")
+    base = os.path.join(cwd, workdir) if isinstance(workdir, str) and workdir and "\0" not in workdir else cwd
+    out = []
+    for words in segments:
+        while words and "=" in words[0] and not words[0].startswith("="):
+            words = words[1:]  # VAR=value before the program
+        if not words or os.path.basename(words[0]) not in CODEX_READERS:
+            continue
+        for word in words[1:]:
+            if os.path.basename(word) != "SKILL.md" or "\0" in word:
+                continue
+            if word == "~" or word.startswith("~/"):
+                word = os.path.join(machine.home, word[2:])
+            out.append(os.path.normpath(os.path.join(base, word)))
+    return out
+
+
+def codex_shell_segments(script):
+    """A shell script's simple commands as word lists (split at pipes, ``;``, ``&&``, ``||``)."""
+    import shlex  # a compaction's path only
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    segments, words = [], []
+    try:
+        for token in lexer:
+            if token and all(c in "();<>|&" for c in token):
+                segments.append(words)
+                words = []
+            else:
+                words.append(token)
+    except ValueError:
+        return [script.split()]  # unbalanced quotes: the words as they stand
+    return segments + [words]
+
+
+def codex_loaded_roots(machine):
+    """(origin, root, plugin) per folder whose SKILL.md files Codex lists: its skill roots, then the
+    skill folders of the enabled plugins (their skills are ``plugin:name``)."""
+    def build():
+        roots = [(origin, root, None) for origin, root in codex_skill_roots(machine)]
+        for table, values in sorted(codex_config(machine, machine.codex_home).items()):
+            if len(table) == 2 and table[0] == "plugins" and values.get("enabled") is True:
+                plugin = table[1].partition("@")[0]
+                for marketplace, root in codex_plugin_roots(machine, plugin):
+                    roots += [("plugin %s@%s" % (plugin, marketplace), folder, plugin)
+                              for folder in codex_plugin_skill_dirs(machine, root)]
+        return roots
+    return machine.memo(("codex loaded roots",), build)
+
+
+def codex_loaded_skill(machine, path):
+    """The Skill Codex lists at ``path`` (absolute, normalised), named as Codex names it, or None
+    when no root Codex searches holds it there: hidden folders are skipped, and no deeper than
+    CODEX_SKILL_DEPTH, as Codex's own listing (``codex_skill_files``)."""
+    if os.path.basename(path) != "SKILL.md":
+        return None
+    for origin, root, plugin in codex_loaded_roots(machine):
+        if not is_inside(path, root) or path == root:
+            continue
+        folders = os.path.relpath(path, os.path.abspath(root)).split(os.sep)[:-1]
+        if len(folders) > CODEX_SKILL_DEPTH or any(f.startswith(".") for f in folders):
+            continue
+        if path_kind(path) != "file":
+            return None
+        try:
+            text = read_text(path)
+            own = codex_skill_name(parse_skill_meta(text), path)
+        except (Unreadable, ParseError):
+            return None
+        if plugin:
+            name = "%s:%s" % (plugin, own)
+        else:
+            space = codex_namespace(machine, machine.real_path(os.path.dirname(path)))
+            name = "%s:%s" % (space, own) if space else own
+        return skill_from_text(name, "loaded", path, origin, text)
+    return None
 
 
 # Codex 0.169.0 puts the AGENTS.md of the project's folders (the cwd up to the nearest .git) into
@@ -694,6 +990,7 @@ HARNESS = Harness(
     agent_names=codex_role_names,
     compacted=codex_compacted,
     loads_file=codex_loads_file,
+    loaded_skills=codex_loaded, loaded_payloads=codex_loaded_payloads,
     redelivery="at spawn (SubagentStart), and again after every compaction of the agent: at its next "
                "tool call (PostToolUse) or its next turn (UserPromptSubmit), whichever comes first, "
                "as its rollout shows")

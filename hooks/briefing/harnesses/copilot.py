@@ -27,6 +27,12 @@ from ..text import iso_seconds
 COPILOT_LIMIT = 256 * 1024
 
 
+# Copilot CLI bounds one hook invocation's output at 10 MiB (its changelog, 1.0.76; not measured):
+# 256 KiB of skill text prints as at most about 1.5 MiB of escaped JSON, so this never binds today, but
+# the bound is kept on what is printed all the same (Briefing.over_output).
+COPILOT_OUTPUT_LIMIT = 10 * 1024 * 1024
+
+
 # The task tool's built-in agent types in Copilot CLI 1.0.102 (its agent_type enum), and the
 # hidden rubber-duck, which the task tool accepts outside its enum (facts/rendering.md).
 COPILOT_BUILTIN_AGENTS = frozenset(
@@ -449,7 +455,8 @@ def copilot_compacted(machine, payload, name):
     path = copilot_events(machine, payload)
     if path is None:
         return False
-    tail = read_tail(path, COPILOT_TAIL)
+    # Read once per hook run: the briefing's check and the loaded skills' (copilot_loaded) both ask.
+    tail = machine.memo(("copilot tail", path), lambda: read_tail(path, COPILOT_TAIL))
     if tail is None:
         return False
     agent_id = payload.get("agent_id") or None
@@ -482,6 +489,140 @@ def copilot_compacted(machine, payload, name):
         if earlier:
             return False  # that run surely saw the compaction: it delivered
     return True
+
+
+# Skills an agent loaded while it worked (issue 45, facts/invoked-skills.md; measured on 1.0.102):
+# the skill tool (the main session's and a subagent's alike) records ``skill.invoked`` with the
+# agent's id (none for the main session), the skill's name, path and ``content``: the body Copilot
+# put into the context, whole, without the frontmatter. Its <skill-context> message is dropped when
+# a compaction is applied, and no event fires then: the first tool call that brings a compacted
+# agent's briefing back (copilot_compacted) brings these back too. The body comes from the record,
+# which is what the agent had, so nothing outside events.jsonl is read for it (a --plugin-dir
+# plugin's skills are invisible to a hook).
+#
+# How much of the end: read once the compaction is seen, not on every tool call; 16 MiB holds many
+# compactions' worth of rounds (COPILOT_TAIL). A skill loaded further back is not seen
+# (docs/loaded-skills.md).
+COPILOT_LOADED_TAIL = 16 * 1024 * 1024
+
+
+def copilot_loaded(machine, payload):
+    """``Harness.loaded_skills`` for Copilot CLI: a loaded.Found at the tool call that brings a
+    compacted agent's briefing back (``copilot_compacted``, the same rule, so the same call), for a
+    subagent and the main session alike; else None. Not on the task tool's calls (the guard's)."""
+    if payload.get("tool_name") in COPILOT_SPAWN_NAMES or copilot_event_of(payload) != "PreToolUse":
+        return None
+    key = ("copilot loaded", copilot_events(machine, payload), repr(payload.get("agent_id")))  # one per agent
+    return machine.memo(key, lambda: copilot_loaded_found(machine, payload))
+
+
+def copilot_event_of(payload):
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) else None
+
+
+def copilot_loaded_payloads(machine, session):
+    """[(who, payload)] the doctor's ``--loaded`` asks ``copilot_loaded`` with: the main session of
+    session ``session`` (None: the newest of this project) and each of its subagents, as at their
+    next compaction."""
+    from ..audit.copilot import sessions
+    found = [s for s in sessions(machine, 0) if session in (None, s.id)][:1]
+    out = []
+    for one in found:
+        base = {"hook_event_name": "PreToolUse", "tool_name": "bash", "tool_input": {}, "next_compaction": True}
+        out.append(("session %s (main session)" % one.id, dict(base, session_id=one.id)))
+        tail = read_tail(one.path, COPILOT_LOADED_TAIL) or b""
+        for _, event in json_lines_with(tail, b'"type":"subagent.started"'):
+            data, agent_id = event.get("data"), event.get("agentId")
+            name = data.get("agentName") if isinstance(data, dict) else None
+            if event.get("type") == "subagent.started" and isinstance(agent_id, str) and isinstance(name, str):
+                out.append(("subagent %s #%s" % (name, agent_id), dict(
+                    base, session_id=agent_id, agent_id=agent_id, agent_type=name, parent_agent_id=one.id)))
+    return out
+
+
+def copilot_loaded_found(machine, payload):
+    if payload.get("next_compaction") is not True and not copilot_compacted(machine, payload, None):
+        return None
+    loads = copilot_loaded_skills(machine, payload)
+    if not loads:
+        return None
+    from ..loaded import Found, Loaded  # only once something was loaded
+    agent = payload.get("agent_type") if payload.get("agent_id") else copilot_session_agent(machine, payload)
+    return Found([Loaded(skill.name, text=skill.body, path=skill.path, order=order, event="the skill tool")
+                  for order, skill in loads], restored=copilot_restored(machine, payload, loads),
+                 agent=agent if isinstance(agent, str) and agent else None)
+
+
+# What Copilot CLI 1.0.102 brings back itself (measured, tests/e2e/test_loaded_copilot.py): in a
+# session resumed in a new process (``--resume``), its compaction summary carries an
+# ``<invoked_skills>`` block with the most recently invoked skill whole ("## Most recent skill: N
+# … Continue to follow these instructions:", a 30,000-character body arrived whole) and the others
+# by name only ("## Previously used skills … Reactivate one"). In the process that invoked them it
+# brings back none. So the most recent one is left out only where that was measured: the main
+# session, the skill invoked before the session's last resume and none after it, its body no
+# longer than what was seen whole. Anywhere else a second copy is possible, none is not.
+COPILOT_RESTORED_CHARS = 30000
+
+
+def copilot_restored(machine, payload, loads):
+    """{name} of the skill Copilot re-attaches itself at this compaction (see above), or empty."""
+    if payload.get("agent_id") or not loads:
+        return set()
+    order, skill = loads[-1]
+    if len(skill.body) > COPILOT_RESTORED_CHARS:
+        return set()
+    tail = copilot_loaded_tail(machine, payload)
+    if payload.get("next_compaction") is not True:  # the doctor asks as in a new process
+        done = copilot_loaded_end(tail, None) if tail else None
+        if done is None or not order < tail.rfind(b'"type":"session.resume"', 0, done):
+            return set()
+    return {skill.name}
+
+
+def copilot_loaded_tail(machine, payload):
+    """The last COPILOT_LOADED_TAIL bytes of the session's events.jsonl, read once per hook run, or None."""
+    path = copilot_events(machine, payload)
+    return machine.memo(("copilot loaded tail", path), lambda: read_tail(path, COPILOT_LOADED_TAIL)) if path else None
+
+
+def copilot_loaded_end(tail, agent_id):
+    """The offset of the agent's last applied compaction in ``tail``, or None."""
+    done = None
+    for at, event in json_lines_with(tail, b'"type":"session.compaction_complete"'):
+        data = event.get("data")
+        if (event.get("type") == "session.compaction_complete" and event.get("agentId") == agent_id
+                and isinstance(data, dict) and data.get("success") is True
+                and data.get("outcome", "applied") == "applied"):
+            done = at
+    return done
+
+
+def copilot_loaded_skills(machine, payload):
+    """[(order, Skill)]: the skills the payload's agent invoked before its last applied compaction,
+    oldest first, each at its latest invocation (by name); [] when it was not compacted."""
+    tail = copilot_loaded_tail(machine, payload)
+    if not tail:
+        return []
+    agent_id = payload.get("agent_id") or None
+    done = copilot_loaded_end(tail, agent_id)
+    if payload.get("next_compaction") is True:  # the doctor's --loaded: as if it compacted now
+        done = len(tail)
+    if done is None:
+        return []
+    latest = {}
+    for at, event in json_lines_with(tail[:done], b'"type":"skill.invoked"'):
+        data = event.get("data")
+        if event.get("type") != "skill.invoked" or event.get("agentId") != agent_id or not isinstance(data, dict):
+            continue
+        name, body, where = data.get("name"), data.get("content"), data.get("path")
+        if not isinstance(name, str) or split_plugin_name(name)[1] is None or not isinstance(body, str):
+            continue
+        where = where if isinstance(where, str) and os.path.isabs(where) and "\0" not in where else None
+        source = data.get("source")
+        latest[name] = (at, Skill(name, "loaded", path=where, body=body, size=len(body.encode("utf-8")),
+                                  origin=source if isinstance(source, str) else None))
+    return sorted(latest.values(), key=lambda pair: pair[0])
 
 
 def payload_seconds(value):
@@ -558,7 +699,7 @@ HARNESS = Harness(
     preloads_native=True,
     native_skip=copilot_native_skip,
     # One flat additionalContext of any size (fact 9, 14), from part 1.
-    part_budget=None, whole_limit=COPILOT_LIMIT, flat_context=True,
+    part_budget=None, whole_limit=COPILOT_LIMIT, output_limit=COPILOT_OUTPUT_LIMIT, flat_context=True,
     # hooks/hooks.copilot.json, named by .github/plugin/plugin.json, which Copilot reads before
     # .claude-plugin/plugin.json (fact 16, measured).
     hooks_check=copilot_hooks_check,
@@ -569,6 +710,7 @@ HARNESS = Harness(
     agent_names=lambda machine: [a for a, _ in all_copilot_agents(machine, every=True) if a],
     compacted=copilot_compacted, session_agent=copilot_session_agent,
     loads_file=copilot_loads_file,
+    loaded_skills=copilot_loaded, loaded_payloads=copilot_loaded_payloads,
     redelivery="at spawn (subagentStart; a `copilot --agent` session at sessionStart), and again after "
                "every compaction of the agent, at its next tool call (PreToolUse), as the session's "
                "events.jsonl shows")

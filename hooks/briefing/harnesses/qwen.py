@@ -20,17 +20,32 @@ from ..text import shown_name
 from ..yaml_subset import frontmatter_name, may_spell, parse_frontmatter, split_frontmatter
 
 
-# A command hook's stdout is capped at 1 MiB, and output cut there is not JSON, so Qwen drops it
-# (facts §2); 100,000 characters arrived whole. The cap of the other one-context harnesses keeps
-# every briefing with its framing, JSON-escaped, far below that.
+# The skill text of one briefing: the cap of the other one-context harnesses (100,000 characters
+# arrived whole, facts §2).
 QWEN_LIMIT = 512 * 1024
+
+
+# What Qwen Code keeps of a command hook's stdout (MAX_OUTPUT_LENGTH 1 MiB, hookRunner in 0.24.4;
+# measured, docs/qwen-code.md): output cut there is not JSON, and the briefing silently vanishes. The
+# hook prints JSON with every non-ASCII character escaped, up to 6 bytes for one of text (a Cyrillic
+# letter: 2 bytes of UTF-8, 6 printed; an emoji: 4 and 12), so this is measured on what is printed
+# (Briefing.over_output). Printing UTF-8 instead would not help: Qwen Code decodes each pipe chunk on
+# its own, so a character split between two chunks would arrive as U+FFFD.
+QWEN_OUTPUT_LIMIT = 1024 * 1024
 
 
 # The built-in agents of 0.24.4 (BuiltinAgentRegistry): every file agent of the same name wins
 # over one (loadSubagent: session, project, user, extension, then built-in).
 QWEN_BUILTIN_AGENTS = frozenset(("general-purpose", "Explore", "statusline-setup", "review-agent",
                                  "claude-code", "codex"))
-QWEN_BUILTIN_LOWER = frozenset(name.lower() for name in QWEN_BUILTIN_AGENTS)  # it matches case-blind
+# BuiltinAgentRegistry.getBuiltinAgent compares toLowerCase(): explore, EXPLORE and General-Purpose
+# start the built-ins, so a rule naming Explore judges every spelling of it (issue 43).
+QWEN_BUILTIN_LOWER = dict((name.lower(), name) for name in QWEN_BUILTIN_AGENTS)
+
+
+def qwen_builtin_name(machine, name):
+    """The built-in Qwen Code runs for ``name`` (no file answered it), as its registry spells it."""
+    return QWEN_BUILTIN_LOWER.get(name.lower(), name)
 
 
 # subagent_type "fork" (any case) spawns a copy of the parent with its conversation (AgentTool).
@@ -434,7 +449,7 @@ HARNESS = Harness(
     resolve_skill=resolve_qwen_skill,
     skill_places=qwen_skill_places,
     # One SubagentStart context, whole, from one process (100,000 characters measured, §2).
-    part_budget=None, whole_limit=QWEN_LIMIT,
+    part_budget=None, whole_limit=QWEN_LIMIT, output_limit=QWEN_OUTPUT_LIMIT,
     unreachable=qwen_unreachable,
     # Qwen Code makes ~/.qwen on its first run: without it, its built-ins are nobody's concern here.
     in_use=lambda machine: is_dir(qwen_dir(machine)),
@@ -447,7 +462,7 @@ HARNESS = Harness(
     loads_file=qwen_loads_file, shows_path=qwen_shows_path,
     preflight_warns=True,
     # The agent tool defaults subagent_type to general-purpose (DEFAULT_BUILTIN_SUBAGENT_TYPE).
-    builtin_agents=QWEN_BUILTIN_AGENTS, default_agent="general-purpose",
+    builtin_agents=QWEN_BUILTIN_AGENTS, builtin_name=qwen_builtin_name, default_agent="general-purpose",
     agent_names=lambda machine: [a for a, _ in all_qwen_agents(machine, every=True) if a],
     # facts §6: a subagent's compaction keeps its system prompt, the ${hook_context} text in it.
     redelivery="at spawn (SubagentStart), into its system prompt where its body says ${hook_context}, "
