@@ -8,7 +8,8 @@ import pytest
 from conftest import REPO, agent_md, role_toml, skill_md
 
 sys.path.insert(0, str(REPO / "hooks"))
-from briefing.near import NEAR_CANDIDATES, NEAR_LOOKUPS, distance, near  # noqa: E402
+from briefing.constants import REFUSAL_NAMES  # noqa: E402
+from briefing.near import NEAR_CANDIDATES, distance, near  # noqa: E402
 
 
 @pytest.mark.parametrize("name,candidates,want", [
@@ -17,12 +18,14 @@ from briefing.near import NEAR_CANDIDATES, NEAR_LOOKUPS, distance, near  # noqa:
     ("demo-briefed", ["demo_briefed", "demo_control"], ["demo_briefed"]),  # Codex's spelling
     ("Code-Style", ["code-style"], ["code-style"]),  # case does not count
     ("code-stlye", ["code-style", "code-smell", "docs"], ["code-style"]),
-    ("abc", ["abd", "xyz"], ["abd"]),  # one edit, however short
+    ("abcd", ["abce", "xyz"], ["abce"]),  # one edit, from four characters on
+    ("abc", ["abd", "xyz"], []),  # shorter: one edit is almost anything ...
+    ("F", ["f", "6"], ["f"]),  # ... only case and _/- count
     ("abc", ["xyz", "abcdef"], []),  # nothing near
     ("review", ["review"], []),  # never itself
     ("a-long-skill-name", ["a-long-skill-nam", "a-long-skil-name", "a-lng-skil-nam", "b"],
      ["a-long-skil-name", "a-long-skill-nam", "a-lng-skil-nam"]),  # closest first, then by name
-    ("x", [1, None, "", "y"], ["y"]),  # what is not a name is skipped
+    ("x", [1, None, "", "X"], ["X"]),  # what is not a name is skipped
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_near(name, candidates, want):
     assert near(name, candidates) == want
@@ -103,17 +106,20 @@ def test_a_kilo_project_in_opencode_says_where_kilo_looks(sandbox):
     assert "never from .opencode/" not in sb.doctor("--harness", "opencode").out
 
 
-def test_a_spawn_looks_up_a_bounded_number_of_near_misses(sandbox):
-    """Thousands of missing names cost NEAR_LOOKUPS lookups at most; the first ones get their hint."""
+def test_a_spawn_looks_up_only_the_near_misses_its_texts_name(sandbox):
+    """Thousands of missing names cost a lookup for each name a text shows (REFUSAL_NAMES), no more;
+    the verdict of one agent never depends on what was resolved before it."""
     names = ["demo-magi%s" % chr(ord("a") + i % 26) + "x" * (i // 26) for i in range(40)]
     names = [n for n in names if n != "demo-magic"]
     sb = sandbox({"project/.claude/agents/many.md": agent_md("many", names),
                   "project/.claude/skills/demo-magic/SKILL.md": skill_md("demo-magic", "MAGIC\n")})
     reason = sb.run(sb.guard("many")).reason
-    assert reason.count("did you mean demo-magic?") == min(NEAR_LOOKUPS, 8), reason
+    assert reason.count("did you mean demo-magic?") == REFUSAL_NAMES, reason
     from briefing.harnesses import HARNESSES
     from briefing.machine import Machine
     from briefing.resolution import resolve
     briefing = resolve(HARNESSES["claude"], Machine(str(sb.project), sb.env()), "many", False)
-    assert len(briefing.missing) == len(names)
-    assert [bool(s.near) for s in briefing.missing] == [True] * NEAR_LOOKUPS + [False] * (len(names) - NEAR_LOOKUPS)
+    assert len(briefing.missing) == len(names) and all(s.near is None for s in briefing.missing)
+    assert briefing.reason() == reason
+    assert [s.near is not None for s in briefing.missing] == [True] * REFUSAL_NAMES + [False] * (
+        len(names) - REFUSAL_NAMES)

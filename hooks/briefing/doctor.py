@@ -40,6 +40,8 @@ audits what past agent runs received. Exit 0 healthy (warnings allowed), 1 probl
     --since DAYS  how far back (default 7)
     --session ID  one session (its id, or the start of it)
     --agent NAME  one agent's runs
+  --loaded        the skills each agent loaded while it worked, and whether a compaction gives them
+                  back (docs/loaded-skills.md); --session ID: one session
   -h, --help      this text
 
 Documentation: docs/doctor.md in briefing's repository.""" % ", ".join(HARNESSES)
@@ -85,12 +87,11 @@ def doctor(argv, out=None):
             ", ".join(HARNESSES), for_people(repr(options["harness"])), ": " + mean if mean else ""))
     audit_only = ("since", "session", "agent")
     if options["loaded"] and (options["audit"] or options["show"] is not None):
-        sys.stderr.write("briefing-doctor: --loaded goes with neither --audit nor --show\n%s\n" % DOCTOR_USAGE)
-        return 2
+        return usage_error("--loaded goes with neither --audit nor --show")
     if options["loaded"]:
         audit_only = ("since", "agent")  # --session names the session --loaded reads
     if not options["audit"] and any(options[k] is not None for k in audit_only):
-        return usage_error("--since, --session and --agent go with --audit")
+        return usage_error("%s go with --audit" % ", ".join("--" + k for k in audit_only))
     if options["audit"] and options["show"] is not None:
         return usage_error("--audit and --show do not go together")
     since = 7.0
@@ -111,8 +112,6 @@ def doctor(argv, out=None):
         env = dict(env)
         del env["CLAUDE_PROJECT_DIR"]
     machine = Machine(cwd, env)
-    from .near import DOCTOR_NEAR_LOOKUPS
-    machine.state["near_lookups"] = DOCTOR_NEAR_LOOKUPS  # every missing skill it prints, within a bound
     # "all": the harnesses this machine runs (a Qwen Code that never ran here has no ~/.qwen).
     harnesses = tuple(k for k in HARNESSES if HARNESSES[k].in_use(machine)) if options["harness"] in (
         "all", "both") else (options["harness"],)

@@ -7,13 +7,8 @@ import into a refusal for a question this small (docs/doctor.md "Near misses").
 """
 import os
 
-NEAR_CANDIDATES = 1000  # names compared at most, however many skills or agents exist
+NEAR_CANDIDATES = 500  # names compared at most, however many skills or agents exist
 NEAR_SHOWN = 3
-# Lookups of one hook run: a refusal names at most REFUSAL_NAMES skills, and one declaring
-# thousands of missing names must not pay for each (about 15 ms per lookup over 1,000 names,
-# measured); the doctor, which prints every missing skill, allows more (machine.state).
-NEAR_LOOKUPS = 8
-DOCTOR_NEAR_LOOKUPS = 200
 
 
 def fold(name):
@@ -42,11 +37,13 @@ def distance(a, b, cap):
 
 def near(name, candidates):
     """Up to NEAR_SHOWN of ``candidates`` closest to ``name``, closest first: none farther than a
-    quarter of its length in edits (at least one, at most three), never ``name`` itself."""
+    quarter of its length in edits (see ``cap``), never ``name`` itself."""
     if not isinstance(name, str) or not name:
         return []
     want = fold(name)
-    cap = max(1, min(3, len(want) // 4))
+    # A quarter of the name in edits, at least one, at most three; a name of one to three
+    # characters is one edit from almost anything: only its case or a _/- may differ.
+    cap = 0 if len(want) < 4 else max(1, min(3, len(want) // 4))
     scored = set()
     for count, other in enumerate(candidates):
         if count >= NEAR_CANDIDATES:
@@ -75,18 +72,24 @@ def folder_names(roots):
     return out
 
 
-def near_skills(harness, machine, name):
-    """The skill names closest to ``name`` in the roots ``harness`` searches (its ``skill_roots``)."""
-    budget = machine.state.get("near_lookups", NEAR_LOOKUPS)
-    if harness.skill_roots is None or budget <= 0:
+def near_skills(harness, machine):
+    """The names a near miss of a skill is picked from: the entries of the folders ``harness``
+    finds skills in (its ``skill_roots``), at most NEAR_CANDIDATES."""
+    if harness.skill_roots is None:
         return []
-    machine.state["near_lookups"] = budget - 1
     try:
-        names = machine.memo(("near candidates", harness.key),
-                             lambda: folder_names([root for _, root in harness.skill_roots(machine)]))
+        return folder_names([root for _, root in harness.skill_roots(machine)])
     except Exception:  # a hint: never the reason a refusal fails
         return []
-    return near(name, names)
+
+
+def near_of(skill):
+    """The closest names to a missing skill, once per Skill: a text asks for it only for the skills
+    it names (a refusal: REFUSAL_NAMES at most), so a spawn of thousands of missing names costs a
+    few lookups (about 7 ms each over 500 names, measured), not thousands."""
+    if skill.near is None:
+        skill.near = near(skill.name, skill.near_pool) if skill.near_pool else []
+    return skill.near
 
 
 def near_agents(harness, machine, name):

@@ -84,7 +84,7 @@ class Skill(object):
     """
 
     __slots__ = ("name", "source", "path", "body", "size", "problem", "origin", "rule", "meta",
-                 "override", "skip", "held", "passed", "near")
+                 "override", "skip", "held", "passed", "near", "near_pool")
     element = "skill"  # its tag in a briefing (rendering.item_open); a project file's is "file"
 
     def __init__(self, name, source, path=None, body=None, size=None, problem=None, origin=None,
@@ -99,7 +99,8 @@ class Skill(object):
         self.origin = origin  # which root it came from, for people
         self.meta = meta or {}  # the frontmatter keys that decide who may load it (parse_skill_meta)
         self.override = None  # (key, value, settings file) of a skillOverrides entry that names it
-        self.near = ()  # after a miss: the closest names there are (near.near_skills)
+        self.near = None  # after a miss: the closest names there are, once asked (near.near_of)
+        self.near_pool = ()  # after a miss: the names they are picked from (near.near_skills)
         self.skip = None  # native entry the harness skips although it exists: why, in words
         # A skill only the harness itself holds (no file: ``path`` is None, e.g. Claude Code's
         # built-ins): why no hook can deliver it, in words. Only the harness's preload can.

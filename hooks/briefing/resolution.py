@@ -216,9 +216,10 @@ class Briefing(object):
                 if is_off(skill):  # its settings file is named in the fix, once
                     problem = problem.replace(" in %s" % display_path(skill.override[2]), "")
                 text += " (%s)" % clip(problem, SHOWN_PROBLEM)
-            elif skill.near and skill.problem == "unknown skill":
-                from .near import did_you_mean  # in the slot of a problem: the refusal's bound holds
-                text += " (%s)" % clip(did_you_mean(skill.near[:1]), SHOWN_PROBLEM)
+            elif problems and skill.problem == "unknown skill" and getattr(skill, "near_pool", None):  # a file has none
+                from .near import did_you_mean, near_of  # in the slot of a problem: the refusal's bound holds
+                mean = did_you_mean(near_of(skill)[:1])
+                text += " (%s)" % clip(mean, SHOWN_PROBLEM) if mean else ""
             shown.append(text)
         text = ", ".join(shown)
         if len(skills) > REFUSAL_NAMES:
@@ -447,8 +448,13 @@ def resolve_skill(harness, machine, name, source):
     from .private import native_hint, private_skill  # only after a miss: most spawns never load it
     found = private_skill(machine, harness.key, name, source)
     if found is None:
-        from .near import near_skills  # a miss only: the names closest to it, for every text naming it
-        skill.near = near_skills(harness, machine, name)
+        # A miss only: the names a near miss is picked from (near.near_of, when a text names it),
+        # listed once per harness and payload; thousands of misses pay no import either.
+        pool = machine.state.get(("near pool", harness.key))
+        if pool is None:
+            from .near import near_skills
+            pool = machine.state[("near pool", harness.key)] = near_skills(harness, machine)
+        skill.near_pool = pool
         return skill
     if source == "native":
         skill.passed.insert(0, native_hint(harness, found))

@@ -2,7 +2,7 @@
 
 Imported at session start (the pre-flight) and by the doctor, never on a spawn.
 """
-from .constants import DENY_LIMIT, MAX_FILE_BYTES
+from .constants import DENY_LIMIT, MAX_FILE_BYTES, REFUSAL_NAMES
 from .files import display_path, is_dir, shown_path
 from .harnesses import HARNESSES
 from .names import split_plugin_name
@@ -117,15 +117,16 @@ def rule_report(machine, harnesses):
     return records, checks
 
 
-def skill_fix(harness, skill, where):
-    """What to do about a skill that cannot be delivered, declared in ``where``."""
+def skill_fix(harness, skill, where, hint=True):
+    """What to do about a skill that cannot be delivered, declared in ``where``; ``hint``: with its
+    near miss (the first REFUSAL_NAMES of an agent's: thousands of missing names stay cheap)."""
     if skill.problem == "unknown skill":
         near = " (%s: %s)" % skill.passed[0] if skill.passed else ""  # named so, but not to the harness
         private = "" if skill.source == "native" or split_plugin_name(skill.name)[0] else (
             ", or as a private skill (.briefing/skills/%s/ in the project, or ~/.config/briefing/skills/%s/)" % (
                 skill.name, skill.name))  # docs/private-skills.md
-        from .near import did_you_mean
-        mean = did_you_mean(skill.near)
+        from .near import did_you_mean, near_of
+        mean = did_you_mean(near_of(skill)) if hint else ""
         return "%sinstall it where %s looks (%s)%s or remove it from %s%s" % (
             mean + " If not, " if mean else "", harness.label, skill_places(harness, skill.name), private, where,
             near)
@@ -151,9 +152,9 @@ def verdict(briefing, error, every_skill=True):
     where = display_path(briefing.agent.path)
     if briefing.denies and not every_skill:
         problems.append(briefing.refusal())
-    for skill in briefing.missing if every_skill else ():
+    for index, skill in enumerate(briefing.missing if every_skill else ()):
         fix = briefing.fix_of(skill) or skill_fix(
-            briefing.harness, skill, skill.rule.label() if skill.rule else where)
+            briefing.harness, skill, skill.rule.label() if skill.rule else where, hint=index < REFUSAL_NAMES)
         problems.append("skill '%s' (%s): %s: %s" % (skill.name, skill.source, skill.problem, fix))
     if every_skill and briefing.files:
         from .standing import entry_warning_text, file_problem_text
