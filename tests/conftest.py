@@ -507,6 +507,8 @@ def build_gemini_extension(out):
     proc = subprocess.run([HOOK_PYTHON, str(REPO / "scripts" / "build-gemini-extension"), str(out)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
     assert proc.returncode == 0, proc
+    # the next step, printed last (issue 44)
+    assert proc.stdout.splitlines()[-1] == "next: gemini extensions install %s --consent" % (out / "briefing"), proc
     version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
     return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
 
