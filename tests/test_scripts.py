@@ -26,8 +26,9 @@ def test_every_script_is_listed():
             "scripts/setup-e2e.d/qwen"} <= set(SCRIPTS) and set(BUILDS) <= set(SCRIPTS), SCRIPTS
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
-@pytest.mark.parametrize("flag", ["--help", "-h"])
+# Every script with --help; -h, the same code path, on one bash and one Python script.
+@pytest.mark.parametrize("script, flag", [(s, "--help") for s in SCRIPTS]
+                         + [("scripts/test", "-h"), ("scripts/build-opencode-plugin", "-h")])
 def test_help_says_what_it_does_and_takes(script, flag):
     proc = run(script, flag)  # scripts/test --help once started the whole unit suite: the timeout says
     assert proc.returncode == 0 and proc.stderr == "", proc
@@ -36,8 +37,9 @@ def test_help_says_what_it_does_and_takes(script, flag):
     assert any(word in proc.stdout for word in (os.path.basename(script), "usage")), proc
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
-@pytest.mark.parametrize("argv", [["--no-such-option"], ["one", "two", "three"]], ids=["option", "words"])
+# An unknown option for every script; too many words where a script takes a word (OUT, a mode).
+@pytest.mark.parametrize("script, argv", [(s, ["--no-such-option"]) for s in SCRIPTS]
+                         + [(s, ["one", "two", "three"]) for s in BUILDS + ["scripts/test"]])
 def test_a_wrong_command_line_is_one_line_and_a_non_zero_exit(script, argv):
     proc = run(script, *argv)
     assert proc.returncode != 0 and proc.stdout == "", proc
