@@ -20,6 +20,7 @@ import json
 import os
 import pkgutil
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -507,15 +508,39 @@ def build_gemini_extension(out):
     proc = subprocess.run([HOOK_PYTHON, str(REPO / "scripts" / "build-gemini-extension"), str(out)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
     assert proc.returncode == 0, proc
+    # the next step, printed last (issue 44)
+    assert proc.stdout.splitlines()[-1] == "next: gemini extensions install %s --consent" % (out / "briefing"), proc
     version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
     return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
 
 
+def once_per_run(tmp_path_factory, name, make):
+    """``make(folder)`` once for the whole run, whichever pytest-xdist worker asks first; the
+    others wait for it and share the folder (a build compiles the package with every
+    interpreter: seconds of CPU per worker, for the same files). Returns ``folder``."""
+    import fcntl
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's own folder, above each worker's
+    folder, done = root / name, root / (name + ".done")
+    with open(str(root / (name + ".lock")), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(str(folder))  # a worker that failed half-way
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def gemini_build(tmp_path_factory):
-    """One build of the Gemini extension per test process, for the tests that only read it
+    """One build of the Gemini extension per run, for the tests that only read it
     (a test that changes it works on a copy)."""
-    return build_gemini_extension(tmp_path_factory.mktemp("gemini-out"))
+    out = once_per_run(tmp_path_factory, "gemini-out", build_gemini_extension)
+    version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
+    return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
 
 
 @pytest.fixture

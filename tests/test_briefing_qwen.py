@@ -473,6 +473,7 @@ def qwen_build(tmp_path_factory):
     proc = subprocess.run([HOOK_PYTHON, str(REPO / "scripts" / "build-qwen-extension"), str(out)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
     assert proc.returncode == 0, proc
+    assert proc.stdout.splitlines()[-1] == "next: qwen extensions install %s --consent" % (out / "briefing"), proc
     return out / "briefing"
 
 

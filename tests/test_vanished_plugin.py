@@ -149,4 +149,34 @@ def test_the_powershell_twins_check_the_folder_first(gemini_extension, harness, 
         assert "Get-Command" not in gone and rest.startswith("$c = $null;"), command
         assert "'briefing cannot run: its folder ' + " in gone and "| ConvertTo-Json" in gone
         assert "Restart the session" in gone and "reinstall briefing" in gone
+        # the folder there but not its hook: the other message, chosen by the folder itself
+        assert "-PathType Container) { 'briefing cannot run: its folder ' + " in gone
+        assert "has no hooks/briefing-preload" in gone and "scripts/build-qwen-extension" in gone
         assert ('"decision": "deny"' if harness == "gemini" else '"permissionDecision": "deny"') in gone
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize("harness", sorted(SPAWN) + ["qwen"])
+def test_a_folder_that_is_there_without_its_hook_is_never_called_gone(tmp_path, gemini_extension, harness, shell):
+    """The repository's qwen/ (or gemini/) source folder installed as it is, or any copy that lost
+    its hook: the folder is there, so the refusal says what is missing and which build to
+    install (issue 44), never that the folder is gone or that a restart helps."""
+    root = tmp_path / "briefing"
+    shutil.copytree(str(REPO / ("qwen" if harness == "qwen" else "gemini")), str(root))
+    event, tool = SPAWN.get(harness, ("PreToolUse", "agent"))
+    path = REPO / "qwen" / "hooks" / "hooks.json" if harness == "qwen" else hooks_file(harness, gemini_extension)
+    (guard,) = [h for e, m, h in briefing_handlers(path) if e == event and m and re.fullmatch(m, tool)]
+    starts = [h for e, _, h in briefing_handlers(path) if e == "SessionStart"]
+    for command, data in [(posix_command(guard), payload(event, tool))] + [
+            (posix_command(h), payload("SessionStart", source="startup")) for h in starts]:
+        proc = run(shell, command.replace("${extensionPath}", str(root)), root, data)
+        assert proc.returncode == 0, proc
+        if not proc.stdout.strip():
+            continue  # Claude Code's parts past the first say nothing
+        out = json.loads(proc.stdout)
+        message = out["systemMessage"]
+        assert message.startswith("briefing cannot run: its folder %s has no hooks/briefing-preload" % root), out
+        assert "is gone" not in message and "scripts/build-qwen-extension" in message
+        if data["hook_event_name"] == event:
+            reason = out["reason"] if harness == "gemini" else out["hookSpecificOutput"]["permissionDecisionReason"]
+            assert reason == message, out

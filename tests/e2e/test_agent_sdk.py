@@ -10,6 +10,7 @@ a skill counts as delivered only when its body's markers are there, exactly once
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,13 +46,19 @@ def sdk_python():
 
 @pytest.fixture(scope="session")
 def briefing_site(sdk_python, tmp_path_factory):
-    """This checkout, pip-installed (``pip install <checkout>``, offline: the backend needs nothing)
-    into a folder of its own, as the distribution ``briefing`` an SDK user would install."""
-    site = tmp_path_factory.mktemp("briefing-site")
-    proc = subprocess.run([str(sdk_python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                           "--disable-pip-version-check", "--target", str(site), str(REPO)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
-    assert proc.returncode == 0, proc
+    """This checkout, pip-installed into a folder of its own, as the distribution ``briefing-skills``
+    an SDK user would install: its wheel built offline by this interpreter's pip and hatchling
+    (requirements-test.txt), then installed by the SDK venv's pip."""
+    site, wheels = tmp_path_factory.mktemp("briefing-site"), tmp_path_factory.mktemp("briefing-wheel")
+    quiet = ["--quiet", "--no-deps", "--no-index", "--disable-pip-version-check"]
+
+    def pip(python, *args):
+        proc = subprocess.run([str(python), "-m", "pip"] + list(args) + quiet, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+        assert proc.returncode == 0, proc
+
+    pip(sys.executable, "wheel", "--no-build-isolation", "-w", str(wheels), str(REPO))
+    pip(sdk_python, "install", "--target", str(site), str(next(wheels.glob("*.whl"))))
     assert (site / "briefing_sdk" / "plugin" / ".claude-plugin" / "plugin.json").is_file()
     return site
 

@@ -239,6 +239,19 @@ def test_the_claude_code_plugin_installed_into_qwen_briefs_too(qwen, tmp_path):
     assert missing.startswith("briefing: agent 'missing' references unknown skill(s): no-such-skill"), missing
 
 
+def test_the_source_folder_is_refused_at_install_naming_the_build(qwen, tmp_path):
+    """``qwen extensions install <clone>/qwen`` (a manifest and a hooks file, no hook) once
+    installed and then refused every spawn, saying its folder was gone (issue 44): Qwen Code now
+    refuses the install itself, with a message that names the build script (docs/qwen-code.md)."""
+    run = qwen_runner.QwenRun(tmp_path, {}, installed=False)
+    install = qwen_runner.run_process(
+        ["node", qwen, "extensions", "install", str(qwen_runner.REPO / "qwen"), "--consent"],
+        qwen_runner.base_env(run.home), run.home, 120)
+    said = install.stdout + install.stderr
+    assert install.rc != 0 and "scripts/build-qwen-extension OUT, then install OUT/briefing" in said, install
+    assert not (run.home / ".qwen" / "extensions" / "briefing").exists()
+
+
 def test_files_and_a_private_skill_as_documented(session):
     """A declared file arrives once (QWEN.md, which Qwen Code loads into every agent itself, is not
     sent again); a private skill reaches its declaring agent only, and the folder tree in every

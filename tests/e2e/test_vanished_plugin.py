@@ -29,6 +29,14 @@ def gone_message(folder):
             "agent spawn is refused. Restart the session; if this goes on, reinstall briefing." % folder)
 
 
+def incomplete_message(folder):
+    """The folder is there, its hook is not (issue 44): never "gone"."""
+    return ("briefing cannot run: its folder %s has no hooks/briefing-preload, so every agent spawn is refused. "
+            "If it is the repository's qwen/ or gemini/ source folder, install a built copy instead "
+            "(scripts/build-qwen-extension, scripts/build-gemini-extension); if briefing was updated while this "
+            "session ran, restart the session; otherwise reinstall briefing." % folder)
+
+
 def claude_run(claude_machine, tmp_path, remove):
     """Claude Code with briefing loaded from a copy; ``remove(copy)`` runs while the fake model
     answers the main agent's first request with a spawn of a declaring agent."""
@@ -63,7 +71,7 @@ def test_claude_code_hook_files_gone_refuses_the_spawn_and_says_why(claude_machi
     not finished): Claude Code runs the command, and the command refuses the spawn."""
     claude, result, plugin, alpha = claude_run(claude_machine, tmp_path,
                                                lambda folder: shutil.rmtree(str(folder / "hooks")))
-    message = gone_message(plugin)
+    message = incomplete_message(plugin)
     # The model: the refusal's reason, and no agent started.
     text = claude_denial(claude.server, "briefing's files are gone")
     assert text == "PreToolUse:Agent hook error: " + message, text
