@@ -19,9 +19,10 @@ def read(rel):
     return (REPO / rel).read_text(encoding="utf-8")
 
 
-def with_version(rel, version):
+def with_version(rel, version, **fields):
     data = json.loads(read(rel))
     data["version"] = version
+    data.update(fields)
     return json.dumps(data)
 
 
@@ -90,7 +91,8 @@ def extension(kind, built=True, version=VERSION, disabled=False):
     dot = ".gemini" if kind == "gemini" else ".qwen"
     manifest = "%s-extension.json" % kind
     root = "home/%s/extensions/briefing" % dot
-    files = copy(root, {manifest: with_version("%s/%s" % (kind, manifest), version)},
+    # named as the build names it (the source manifest's name says to build it first)
+    files = copy(root, {manifest: with_version("%s/%s" % (kind, manifest), version, name="briefing")},
                  hooks_src="%s/hooks/hooks.json" % kind, built=built)
     if disabled:
         files["home/%s/extensions/extension-enablement.json" % dot] = json.dumps(
