@@ -446,7 +446,6 @@ def read_log(key, path, log, out):
         handle.close()
 
 
-LOADED_ITEM = re.compile(r"(\S+) \((\d+(?:\.\d+)?) kB\)\Z")
 LEFT_OUT = "left out for lack of room: "
 
 
@@ -463,10 +462,10 @@ def loaded_line(message):
         return None
     segments = text[at + len(ARROW + AUDIT_PREFIX):].split("; ")
     skills, left_out = [], []
-    for item in segments[0].split(", "):
-        match = LOADED_ITEM.match(item)
-        if match and valid_loaded_name(match.group(1)):
-            skills.append({"name": match.group(1), "bytes": int(round(float(match.group(2)) * 1000)), "parts": [1]})
+    for item in segments[0].split(", "):  # "name (1.2 kB)"
+        name, _, size = item[:-len(" kB)")].partition(" (") if item.endswith(" kB)") else ("", "", "")
+        if valid_loaded_name(name) and size.replace(".", "", 1).isdigit() and size.isascii():
+            skills.append({"name": name, "bytes": int(round(float(size) * 1000)), "parts": [1]})
     for segment in segments[1:]:
         if segment.startswith(LEFT_OUT):
             left_out += [n for n in segment[len(LEFT_OUT):].split(", ") if valid_loaded_name(n)]

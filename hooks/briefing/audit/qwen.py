@@ -155,7 +155,7 @@ def read(machine, session, log):
     for key, meta in started.items():  # a subagent whose call is in no file read
         if key not in seen:
             runs.append(started_run(machine, session, meta, compacted, version))
-    return runs + main_loaded_again(machine, session, version, text_or_none(head.get("timestamp")), log)
+    return runs + main_loaded_again(machine, session, version, text_or_none(head.get("timestamp")) if head else None, log)
 
 
 def main_loaded_again(machine, session, version, when, log):
