@@ -19,7 +19,8 @@ yet (the CLI may exit before it logs the last child's first step), else the next
 It holds the names and the total size only: the delivery is marked "(inferred)". The plugin
 then adds the briefing to every request of that session in that process: after a compaction,
 the session's next request (a ``stream`` line of the agent, not of ``compaction``) from a
-process that briefed it is counted as briefed again, "(inferred)" too.
+process that briefed it is counted as briefed again, "(inferred)" too. The plugin's line for skills
+a session loaded, given back after its compaction (issue 45), is read apart (loaded_of).
 """
 import os
 import re

@@ -15,7 +15,8 @@ declares skills and says ``${hook_context}``, while briefing's extension registe
 was briefed (inferred); with a declared skill missing now, it got the abort instruction
 (inferred). A compaction is inferred from the summariser's answer the main chat's telemetry
 keeps (``ui_telemetry`` of the subagent whose ``response_text`` opens ``<state_snapshot>``); the
-system prompt, and the briefing in it, survive it (facts §6).
+system prompt, and the briefing in it, survive it (facts §6). Skills the main session loaded and
+got back at SessionStart(compact) (issue 45) are inferred too (main_loaded_again).
 """
 import os
 import re
