@@ -175,10 +175,13 @@ def main_loaded_again(machine, session, version, when, log):
     from ..loaded import enabled, redelivery
     if "SessionStart" not in briefing_hooks(machine):
         return []
-    data = read_tail(session.path, QWEN_LOADED_TAIL)
-    if not data or b"chat_compression" not in data:
+    limit = min(QWEN_LOADED_TAIL, log.per_file, max(log.bytes_left, 0))  # the hook's tail, in the audit's bounds
+    data = read_tail(session.path, limit) if limit > 0 else None
+    if not data:
         return []
     log.bytes_left -= len(data)
+    if b"chat_compression" not in data:
+        return []
     run = None
     for at in qwen_compactions(data):
         end = data.find(b"\n", at)
