@@ -68,9 +68,10 @@ def slug(path):
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in path)
 
 
-def load(sb, harness, edit=None):
-    """The captured records of ``harness`` into the sandbox's home, under its own paths."""
-    base = DATA / harness
+def load(sb, harness, edit=None, folder=None):
+    """The captured records of ``harness`` (in tests/data/audit/``folder``, by default ``harness``)
+    into the sandbox's home, under its own paths."""
+    base = DATA / (folder or harness)
     files = {}
     for path in sorted(base.rglob("*")):
         if path.is_file():
@@ -78,7 +79,8 @@ def load(sb, harness, edit=None):
             text = path.read_text(encoding="utf-8").replace("@ROOT@", str(sb.root))
             files[rel] = edit(rel, text) if edit else text
     sb.write(files)
-    sb.write(project_files(harness))
+    if folder is None:  # another folder's runs declared nothing
+        sb.write(project_files(harness))
     for rel in files:
         if rel.endswith(".db.sql"):  # OpenCode's and Kilo's SQLite database, kept as SQL text
             import sqlite3

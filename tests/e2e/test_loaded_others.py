@@ -26,6 +26,7 @@ from fake_gemini import FakeGemini, call, complete_task, invoke_agent
 from kit import Skill
 from opencode_runner import OpenCodeMachine, binary, build_plugin
 from runners import REPO, Missing, git_init, write_tree
+from test_audit_opencode import audit
 from test_gemini import SETTINGS, gemini
 
 pytestmark = pytest.mark.e2e
@@ -216,6 +217,14 @@ def test_opencode_and_kilo_get_a_loaded_skill_back_after_a_compaction(cli, case,
         assert skill.body in rebuilt.skills[skill.name]
     # the CLI's own summary and the tool results after the compaction: without the plugin, nothing
     # (test_opencode_and_kilo_lose_… pins that)
+    # The audit reads it back from the plugin's line in the CLI's log: the session, names, the event.
+    _, _, rows = audit(machine)
+    given = [(row["kind"], [s["name"] for a in row["loaded_again"] for s in a["skills"]],
+              [a["event"] for a in row["loaded_again"]]) for row in rows if row["loaded_again"]]
+    if case in ("ordinary file read", "switched off"):
+        assert given == [], rows
+    else:
+        assert given == [("subagent" if subagent else "session", [skill.name], ["session.compacted (inferred)"])], rows
 
 
 def test_opencode_and_kilo_lose_a_loaded_skill_without_briefing(cli, plugin, ripgrep, tmp_path, serve):

@@ -13,6 +13,8 @@ end marker (kit.Skill); "once, whole" means each marker once in the request and 
 rebuilt from the framing.
 """
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -21,7 +23,7 @@ import qwen_runner
 from fake_qwen import FakeQwen, call, say, unescaped
 from framing import rebuild
 from kit import Skill
-from runners import Missing
+from runners import REPO, Missing
 
 pytestmark = pytest.mark.e2e
 
@@ -108,6 +110,21 @@ def test_a_loaded_skill_comes_back_from_the_second_request_after_the_compaction(
     # Qwen Code runs SessionStart(compact) without waiting: the first request is already on its way.
     assert skill.start not in unescaped(first.all_text)
     assert_back_once(second, skill)
+    # The audit infers it from the chat record (Qwen Code keeps no hook's output): names, event.
+    report = audit(run)
+    assert [(row["kind"], [s["name"] for a in row["loaded_again"] for s in a["skills"]],
+             [a["event"] for a in row["loaded_again"]]) for row in report["audit"]] == [
+        ("main", [skill.name], ["SessionStart(compact) (inferred)"])], report
+
+
+def audit(run):
+    """The doctor's ``--audit --json`` over the run's records, as a person runs it in the project."""
+    argv = [sys.executable, str(REPO / "bin" / "briefing-doctor"), "--audit", "--json", "--since", "3650",
+            "--harness", "qwen"]
+    proc = subprocess.run(argv, env=qwen_runner.base_env(run.home), cwd=str(run.project), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=120)
+    assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr, proc
+    return json.loads(proc.stdout.decode())
 
 
 def test_a_resumed_compacted_session_gets_it_in_its_first_request(qwen, tmp_path):

@@ -19,7 +19,8 @@ yet (the CLI may exit before it logs the last child's first step), else the next
 It holds the names and the total size only: the delivery is marked "(inferred)". The plugin
 then adds the briefing to every request of that session in that process: after a compaction,
 the session's next request (a ``stream`` line of the agent, not of ``compaction``) from a
-process that briefed it is counted as briefed again, "(inferred)" too.
+process that briefed it is counted as briefed again, "(inferred)" too. The plugin's line for skills
+a session loaded, given back after its compaction (issue 45), is read apart (loaded_of).
 """
 import os
 import re
@@ -140,6 +141,7 @@ def runs_of(key, machine, session, db, log):
         if sid is not None:
             taken.add((sid, process))
             briefing.setdefault(sid, []).append((when, process, frame))
+    reloads = loaded_of(logged, agents, session.id)
     runs = []
     main_run = Run(key, session.id, main[0], session.id, ms_time(main[1]), kind="session")
     for sid, agent, created, version in [(session.id, main[0], main[1], main[2])] + list(children):
@@ -169,6 +171,8 @@ def runs_of(key, machine, session, db, log):
                         run.messages.append("%.1f kB delivered in all: the log records the total size only" % (
                             what["total"] / 1000.0))
                 briefed_in.add(process)
+        for event in reloads.get(sid, ()):
+            run.timeline.append(("reload", "session.compacted (inferred)", event))
         if sid != session.id or run.timeline or run.refused:
             runs.append(run)
     runs += refusals(key, db, session, log)
@@ -181,6 +185,35 @@ def runs_of(key, machine, session, db, log):
                 run.messages.append("no log of %s was found (%s): what reached the agents is unknown" % (
                     key, os.path.join(data_dir(machine, key), "log")))
     return runs
+
+
+def loaded_of(logged, agents, main):
+    """{session id: [{"skills", "left_out"}]}: the plugin's lines of loaded skills given back (issue 45).
+
+    The plugin asks the hook at ``session.compacted`` and logs its audit line when the answer comes,
+    with the agent's name but no session id (``main`` for a session it had not briefed): the line
+    goes to the session of that agent whose summariser request (``stream … agent=compaction``) in
+    the same process came last before it, one line per compaction. The plugin adds the skills to
+    each later request of the session in that process: with none after the compaction, none carried
+    them, and the line is not counted. The log holds names and sizes rounded to 0.1 kB."""
+    out, taken = {}, set()
+    for when, process, agent, skills, left_out in logged.get("loaded", ()):
+        best = None
+        for sid in agents:
+            if agents[sid] != agent and not (agent == "main" and sid == main):
+                continue
+            streams = [s for s in logged.get(sid, {}).get("stream", ()) if s[1] == process]
+            summaries = [s[0] for s in streams if s[2] == "compaction" and s[0] <= when]
+            if not summaries or (sid, max(summaries)) in taken:
+                continue
+            if not any(s[0] > max(summaries) and s[2] != "compaction" for s in streams):
+                continue  # no request after the compaction carried them
+            if best is None or max(summaries) > best[1]:
+                best = (sid, max(summaries))
+        if best is not None:
+            taken.add(best)
+            out.setdefault(best[0], []).append({"skills": skills, "left_out": left_out})
+    return out
 
 
 def run_frame(run):
@@ -395,6 +428,8 @@ def read_log(key, path, log, out):
                         if sid not in candidates:
                             candidates.append(sid)
                     pending[process] = [c for c in pending.get(process, ()) if len(c) < CANDIDATES]
+            elif message.startswith("briefing: ") and loaded_line(message) is not None:
+                out.setdefault("loaded", []).append((when, process) + loaded_line(message))
             elif message.startswith("briefing: "):
                 frame = frame_of(message)
                 if frame is not None:
@@ -410,6 +445,32 @@ def read_log(key, path, log, out):
         log.problem(key, path, "unreadable: %s" % (exc.strerror or exc))
     finally:
         handle.close()
+
+
+LEFT_OUT = "left out for lack of room: "
+
+
+def loaded_line(message):
+    """(agent, [{"name", "bytes", "parts"}], [names left out]) of the plugin's line for loaded skills
+    given back (loaded.Redelivery.audit), or None: ``briefing: <agent> ← loaded skills again after
+    compaction: a (1.2 kB), b (0.4 kB)[; loaded by …][; left out for lack of room: c, d]``. Skill
+    names hold no space, comma or semicolon (loaded.valid_loaded_name); an item that is no such
+    name and size is dropped."""
+    from ..loaded import AUDIT_PREFIX, valid_loaded_name
+    text = message.split("\n", 1)[0]
+    at = text.rfind(ARROW + AUDIT_PREFIX)
+    if not text.startswith(AUDIT_START) or at < len(AUDIT_START):
+        return None
+    segments = text[at + len(ARROW + AUDIT_PREFIX):].split("; ")
+    skills, left_out = [], []
+    for item in segments[0].split(", "):  # "name (1.2 kB)"
+        name, _, size = item[:-len(" kB)")].partition(" (") if item.endswith(" kB)") else ("", "", "")
+        if valid_loaded_name(name) and size.replace(".", "", 1).isdigit() and size.isascii():
+            skills.append({"name": name, "bytes": int(round(float(size) * 1000)), "parts": [1]})
+    for segment in segments[1:]:
+        if segment.startswith(LEFT_OUT):
+            left_out += [n for n in segment[len(LEFT_OUT):].split(", ") if valid_loaded_name(n)]
+    return (text[len(AUDIT_START):at], skills, left_out) if skills else None
 
 
 def frame_of(message):

@@ -15,13 +15,14 @@ declares skills and says ``${hook_context}``, while briefing's extension registe
 was briefed (inferred); with a declared skill missing now, it got the abort instruction
 (inferred). A compaction is inferred from the summariser's answer the main chat's telemetry
 keeps (``ui_telemetry`` of the subagent whose ``response_text`` opens ``<state_snapshot>``); the
-system prompt, and the briefing in it, survive it (facts §6).
+system prompt, and the briefing in it, survive it (facts §6). Skills the main session loaded and
+got back at SessionStart(compact) (issue 45) are inferred too (main_loaded_again).
 """
 import os
 import re
 
-from . import (Run, chat_sessions, foreign_version, head_line, iso_seconds, older_copies, record_lines, resolved_now,
-               text_or_none)
+from . import (Run, chat_sessions, foreign_version, head_line, iso_seconds, older_copies, record_lines,
+               resolved_now, text_or_none)
 
 KNOWN = "0."
 NEEDLES = (b'"name":"agent"', b"<state_snapshot>")
@@ -155,7 +156,49 @@ def read(machine, session, log):
     for key, meta in started.items():  # a subagent whose call is in no file read
         if key not in seen:
             runs.append(started_run(machine, session, meta, compacted, version))
-    return runs
+    return runs + main_loaded_again(machine, session, version, text_or_none(head.get("timestamp")) if head else None, log)
+
+
+def main_loaded_again(machine, session, version, when, log):
+    """The main session as a run when it got loaded skills back after a compaction (issue 45).
+
+    Qwen Code records no hook's output, so this is inferred, as the hook would have answered at each
+    SessionStart(compact): the skills whose latest load (a ``skill`` tool result) lies before that
+    ``chat_compression`` entry, given back as configured now (briefing's extension registers
+    SessionStart, the switch is on), fitted as the hook fits them. Qwen Code does not wait for that
+    hook: only a request after the first one after the compaction is sure to carry them, so a
+    compaction followed by fewer than two requests is not counted. A resumed session's
+    SessionStart(resume) leaves no mark in the record and is not reported."""
+    from ..files import read_tail
+    from ..harnesses.qwen import HARNESS, QWEN_LOADED_TAIL, qwen_compactions, qwen_loaded_before
+    from ..jsontext import json_lines_with
+    from ..loaded import enabled, redelivery
+    if "SessionStart" not in briefing_hooks(machine):
+        return []
+    limit = min(QWEN_LOADED_TAIL, log.per_file, max(log.bytes_left, 0))  # the hook's tail, in the audit's bounds
+    data = read_tail(session.path, limit) if limit > 0 else None
+    if not data:
+        return []
+    log.bytes_left -= len(data)
+    if b"chat_compression" not in data:
+        return []
+    run = None
+    for at in qwen_compactions(data):
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end + 1
+        if sum(1 for _, entry in json_lines_with(data, b'"assistant"', end) if entry.get("type") == "assistant") < 2:
+            continue  # the hook's context reached no request (see above)
+        found = qwen_loaded_before(data[:end], at)
+        again = redelivery(HARNESS, machine, found) if found and enabled(machine, HARNESS) else None
+        if again is None:
+            continue
+        if run is None:
+            run = Run("qwen", session.id, None, None, when, kind="main")
+            run.file, run.version = session.path, version
+        run.timeline.append(("reload", "SessionStart(compact) (inferred)", {
+            "skills": [{"name": i.name, "bytes": i.size, "parts": [1]} for i in again.items],
+            "left_out": list(again.left_out)}))
+    return [run] if run is not None else []
 
 
 def started_run(machine, session, meta, compacted, version):

@@ -474,9 +474,20 @@ def qwen_loaded_skills(machine, payload):
     data = read_tail(path, QWEN_LOADED_TAIL)
     if not data or b"chat_compression" not in data:
         return None  # never compacted: every loaded skill is still in the history
+    return qwen_loaded_before(data, max(qwen_compactions(data) or [-1]))
+
+
+def qwen_compactions(data):
+    """The offsets of the ``chat_compression`` entries in chat-record bytes ``data``."""
     from ..jsontext import json_lines_with
-    compacted = max([at for at, entry in json_lines_with(data, b"chat_compression")
-                     if entry.get("type") == "system" and entry.get("subtype") == "chat_compression"] or [-1])
+    return [at for at, entry in json_lines_with(data, b"chat_compression")
+            if entry.get("type") == "system" and entry.get("subtype") == "chat_compression"]
+
+
+def qwen_loaded_before(data, compacted):
+    """loaded.Found of the skills whose latest load in ``data`` lies before offset ``compacted``, or None
+    (the audit asks it for each compaction, audit/qwen.py)."""
+    from ..jsontext import json_lines_with
     calls, latest = {}, {}
     for at, entry in json_lines_with(data, b'"skill"'):  # a line's offset tells the order
         for part in qwen_parts(entry):

@@ -1,10 +1,10 @@
 """Copy the records a real CLI left in an e2e machine into tests/data/audit/<harness>/, trimmed and scrubbed.
 
-    python3 tests/data/audit/trim.py HARNESS MACHINE_ROOT
+    python3 tests/data/audit/trim.py HARNESS MACHINE_ROOT [FOLDER]
 
 MACHINE_ROOT is a kept e2e test folder (``pytest --basetemp=DIR -o tmp_path_retention_policy=all
 tests/e2e/test_audit.py``) holding ``home/`` and ``project/``. The machine's root path becomes
-``@ROOT@`` (Claude Code's project folder name ``@SLUG@``), which tests/test_audit.py puts back
+``@ROOT@`` (into tests/data/audit/FOLDER/, by default HARNESS/; Claude Code's project folder name ``@SLUG@``), which tests/test_audit.py puts back
 for its sandbox; lines the audit never reads and that only make the files large (request blobs,
 system prompts, usage records) are dropped. Skill bodies stay: they are the e2e suite's
 synthetic skills, and the tests check that none of their text reaches the audit's output.
@@ -24,7 +24,8 @@ DROP = {
         "prompt_snapshot", "skill_listing", "environment", "deferred_tools_delta", "agent_listing_delta",
         "session_context", "model", "remote_session_change", "date")),
     # Qwen Code: the chats' other system lines (telemetry, snapshots) but the summariser's answers
-    "qwen": lambda d: d.get("type") == "system" and not (
+    # and the compactions themselves (chat_compression: loaded skills given back, audit/qwen.py)
+    "qwen": lambda d: d.get("type") == "system" and d.get("subtype") != "chat_compression" and not (
         d.get("subtype") == "ui_telemetry" and "<state_snapshot>" in json.dumps(d)),
     "codex": lambda d: d.get("type") in ("world_state", "turn_context", "token_usage_record")
     or (d.get("type") == "event_msg" and (d.get("payload") or {}).get("type") in (
@@ -69,12 +70,12 @@ def trim_line(harness, line):
     return line
 
 
-def main(harness, root):
+def main(harness, root, folder=None):
     root = os.path.abspath(root)
     slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.join(root, "project"))
     if harness == "droid":  # Droid names a project's folder of sessions with "/" as "-" alone
         slug = os.path.join(root, "project").replace("/", "-")
-    out = os.path.join(HERE, harness)
+    out = os.path.join(HERE, folder or harness)
     shutil.rmtree(out, ignore_errors=True)
     home = os.path.join(root, "home")
     for folder, dirs, files in os.walk(home):
@@ -102,4 +103,4 @@ def main(harness, root):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

@@ -1,6 +1,6 @@
 """Copy the records OpenCode or Kilo left in e2e machines into tests/data/audit/<cli>/, trimmed and scrubbed.
 
-    python3 tests/data/audit/trim_opencode.py CLI MACHINE_ROOT [MACHINE_ROOT ...]
+    python3 tests/data/audit/trim_opencode.py [--to FOLDER] CLI MACHINE_ROOT [MACHINE_ROOT ...]
 
 Each MACHINE_ROOT is a kept tests/e2e/test_opencode.py folder (``pytest --basetemp=DIR``) holding
 ``home/`` and ``project/``. Their databases become one SQL text, ``<cli>.db.sql`` (the session,
@@ -33,8 +33,8 @@ def cut(value):
     return value
 
 
-def main(cli, roots):
-    out = os.path.join(HERE, cli, "home", ".local", "share", cli)
+def main(cli, roots, folder=None):
+    out = os.path.join(HERE, folder or cli, "home", ".local", "share", cli)
     os.makedirs(os.path.join(out, "log"), exist_ok=True)
     sql, logs, schema = [], [], None
     for root in roots:
@@ -70,4 +70,7 @@ def main(cli, roots):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--to":  # into tests/data/audit/FOLDER/ rather than CLI/
+        main(sys.argv[3], sys.argv[4:], sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2:])
