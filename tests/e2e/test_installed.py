@@ -7,6 +7,7 @@ Code extension's source folder installed as it is, an OpenCode or Kilo ``plugin`
 typo) is a FAIL and exit 1. No model runs: only the CLIs' own install commands.
 """
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -105,7 +106,7 @@ def test_gemini_cli(clone, tmp_path):
     assert_ok(clone, "gemini", env, project)
 
 
-@pytest.mark.parametrize("source", ["built", "source-folder"])
+@pytest.mark.parametrize("source", ["built", "source-folder", "older-source-folder"])
 def test_qwen_code(clone, tmp_path, source):
     qwen = qwen_runner.qwen_cli()
     run = qwen_runner.QwenRun(tmp_path, installed=False)
@@ -115,9 +116,20 @@ def test_qwen_code(clone, tmp_path, source):
         subprocess.run([sys.executable, str(clone / "scripts" / "build-qwen-extension"), str(tmp_path / "out")],
                        check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         folder = tmp_path / "out" / "briefing"
+    elif source == "source-folder":
+        folder = clone / "qwen"  # the extension's source: its manifest's name makes Qwen Code refuse it
     else:
-        folder = clone / "qwen"  # the extension's source, which Qwen Code installs without a word
+        # The source folder as an older briefing shipped it (named "briefing"), which Qwen Code
+        # installed without a word: installed copies of it are still out there.
+        folder = tmp_path / "qwen"
+        shutil.copytree(str(clone / "qwen"), str(folder))
+        manifest = folder / "qwen-extension.json"
+        manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), name="briefing")))
     done = run_process(["node", qwen, "extensions", "install", str(folder), "--consent"], env, run.home, 120)
+    if source == "source-folder":
+        assert done.rc != 0 and "build-qwen-extension" in done.stdout + done.stderr, done
+        assert_not_installed(clone, "qwen", env, run.project)
+        return
     assert done.rc == 0, done
     if source == "built":
         assert_ok(clone, "qwen", env, run.project)
