@@ -223,8 +223,22 @@ def test_opencode_and_kilo_get_a_loaded_skill_back_after_a_compaction(cli, case,
               [a["event"] for a in row["loaded_again"]]) for row in rows if row["loaded_again"]]
     if case in ("ordinary file read", "switched off"):
         assert given == [], rows
+    elif not compaction_logged(machine):
+        # `<cli> run` may exit before its log holds the plugin's line or the summariser's request
+        # (measured for a child's first step, issue 40): then the audit cannot know, and says nothing.
+        assert given == [], rows
     else:
         assert given == [("subagent" if subagent else "session", [skill.name], ["session.compacted (inferred)"])], rows
+
+
+def compaction_logged(machine):
+    """Whether the CLI's log holds what the audit reads a re-delivery from: a summariser request
+    (``stream … agent=compaction``) before the plugin's line for loaded skills, and a request after it."""
+    lines = machine.logs().splitlines()
+    at = [i for i, line in enumerate(lines) if "loaded skills again after compaction" in line]
+    summary = [i for i, line in enumerate(lines) if "message=stream" in line and "agent=compaction" in line]
+    later = [i for i, line in enumerate(lines) if "message=stream" in line and "agent=compaction" not in line]
+    return bool(at and summary and summary[0] < at[-1] and later and later[-1] > summary[0])
 
 
 def test_opencode_and_kilo_lose_a_loaded_skill_without_briefing(cli, plugin, ripgrep, tmp_path, serve):
