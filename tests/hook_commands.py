@@ -21,8 +21,9 @@ HOOKS_FILES = ["hooks/hooks.json", "hooks/hooks.codex.json", "hooks/hooks.copilo
 GEMINI_PREFIX = 'set "\\" <#"; '
 # hooks/hooks.json's shell test in front of a handler one of its two readers skips (Claude Code,
 # Factory Droid: docs/factory-droid.md).
-DROID_GATES = ('[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] || exit 0; ',
-               '[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && exit 0; ')
+DROID_GATES = ('[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && exit 0; ',
+               '[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && { i=$(cat); case $i in '
+               '*\'"calling_session_id":\'*) exit 0;; esac; exec <<EOF\n$i\nEOF\n}; ')
 
 
 def briefing_handlers(path):

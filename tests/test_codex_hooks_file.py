@@ -258,8 +258,8 @@ def trust(rel, events):
 
 NEW_KEYS = (("session_start", 1), ("pre_tool_use", 1), ("subagent_start", 1), ("post_tool_use", 1),
             ("user_prompt_submit", 1))
-# hooks/hooks.json as it is now (Factory Droid's UserPromptSubmit handler included).
-OLD_KEYS = (("session_start", PARTS), ("pre_tool_use", 1), ("subagent_start", PARTS), ("user_prompt_submit", 1))
+# hooks/hooks.json as it is now.
+OLD_KEYS = (("session_start", PARTS), ("pre_tool_use", 1), ("subagent_start", PARTS))
 
 
 def installed_copy(layout):

@@ -195,8 +195,9 @@ def spawn_output(harness, briefing, tool_input, event):
     rewritten = dict(tool_input)
     original = tool_input.get(harness.brief_field)
     rewritten[harness.brief_field] = parts[0] + "\n\n" + (original if isinstance(original, str) else "")
-    return {"hookSpecificOutput": {"hookEventName": event, "tool_input": rewritten},
-            "systemMessage": briefing.audit()}
+    out = harness.rewrite_output(event, rewritten)
+    out["systemMessage"] = briefing.audit()
+    return out
 
 
 AGAIN = ", again after compaction"
@@ -282,8 +283,8 @@ def handle_session_start(payload, part):
     out = None
     machine = machine_for(payload)
     harness = payload_harness(payload, machine)
-    if harness is not None and harness.spawned_agent is not None and payload.get("calling_session_id"):
-        return spawned_note(payload, part, machine, harness)
+    if harness is not None and harness.sub_session(payload):
+        return None  # a spawned session (a sub-droid): its briefing came with its spawn; no pre-flight
     briefing = None
     if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
         # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
@@ -311,34 +312,8 @@ def handle_session_start(payload, part):
     return out
 
 
-def spawned_briefing(payload, machine, harness):
-    """The Briefing of the agent a sub-session runs as, where only the harness's records say
-    which (Droid), or None."""
-    name = harness.spawned_agent(machine, payload)
-    return resolve(harness, machine, name) if name else None
-
-
-def spawned_note(payload, part, machine, harness):
-    """A sub-session's SessionStart (Droid): no pre-flight (the main session had it), and for an
-    agent briefing delivers to, one line of context in front of the briefing. Droid's compaction
-    removes the first message of the history first: this line, not the briefing (docs/factory-droid.md)."""
-    if part != 1:
-        return None
-    briefing = spawned_briefing(payload, machine, harness)
-    if not harness.spawn_note or briefing is None or not (briefing.denies or briefing.parts()):
-        return None
-    return harness.context_output("SessionStart", harness.spawn_note)
-
-
 def handle_prompt(payload, part):
-    """UserPromptSubmit: a sub-session's first prompt brings its briefing (Droid, which has no
-    SubagentStart: ``Harness.spawned_agent``); elsewhere, a turn of an agent compacted since."""
-    machine = machine_for(payload)
-    harness = payload_harness(payload, machine)
-    if harness is not None and harness.spawned_agent is not None:
-        if part != 1:
-            return None
-        return deliver(spawned_briefing(payload, machine, harness), part, "UserPromptSubmit")
+    """UserPromptSubmit: a turn of an agent compacted since its briefing."""
     return handle_after_compaction(payload, part)
 def loaded_after_compaction(payload, part, machine, harness, briefing):
     """Part ``part`` of the skills the compacted agent had loaded, given back (issue 45), or None.

@@ -127,7 +127,7 @@ def skill_fix(harness, skill, where, hint=True):
                 skill.name, skill.name))  # docs/private-skills.md
         from .near import did_you_mean, near_of
         mean = did_you_mean(near_of(skill)) if hint else ""
-        return "%sinstall it where %s looks (%s)%s or remove it from %s%s" % (
+        return "%sinstall it where %s looks: %s%s; or remove it from %s%s" % (
             mean + " If not, " if mean else "", harness.label, skill_places(harness, skill.name), private, where,
             near)
     if skill.problem == "not a valid skill name":

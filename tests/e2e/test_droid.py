@@ -81,9 +81,13 @@ def session(tmp_path_factory):
     return server, run, proc
 
 
+BRIEFING = re.compile(r'<briefing agent=.*?</briefing seal="[0-9a-f]+">', re.S)
+
+
 def briefing_of(request):
-    """The briefing parts in a sub-droid request's user messages (each text that opens one)."""
-    return [t for t in request.user_texts() if t.startswith("<briefing ")]
+    """The briefing parts in a sub-droid request's user messages: in front of the task, inside
+    the Task prompt Droid renders (between its BEGIN/END TASK FROM PARENT AGENT lines)."""
+    return [m.group(0) for t in request.user_texts() for m in BRIEFING.finditer(t)]
 
 
 @pytest.mark.parametrize("droid, skills", [("briefed", ["magic", "second"]), ("other", ["other-skill"]),
@@ -131,15 +135,20 @@ def test_a_60000_character_briefing_arrives_whole(session):
     assert rebuild(briefing_of(first)).skills == {"big": BIG}
 
 
-def test_the_sub_droid_sessionstart_note_stands_before_the_briefing(session):
-    """The order compaction depends on: the note first, the briefing next (facts §3)."""
+def test_the_briefing_opens_the_task_and_the_parent_never_holds_it(session):
+    """The guard's ``updatedInput`` puts the briefing in front of the task the parent model wrote,
+    inside the prompt Droid renders for the sub-droid; the parent's own requests keep the Task
+    call as the model wrote it (facts 3g), so the parent's context carries no skill text."""
     server, _, _ = session
-    texts = server.subagent_requests("briefed")[0].user_texts()
-    note = [i for i, t in enumerate(texts) if t.startswith("briefing: this droid's declared skills")]
-    brief = [i for i, t in enumerate(texts) if t.startswith("<briefing ")]
-    assert note and brief and note[0] < brief[0], texts[:3]
-    control = server.subagent_requests("control")[0].user_texts()
-    assert not any(t.startswith("briefing:") for t in control)
+    prompt = [t for t in server.subagent_requests("briefed")[0].user_texts() if t.startswith("# Task Tool")]
+    assert len(prompt) == 1, prompt
+    task_start = prompt[0].index("---BEGIN TASK FROM PARENT AGENT---\n") + len("---BEGIN TASK FROM PARENT AGENT---\n")
+    assert prompt[0].startswith('<briefing agent="briefed"', task_start), prompt[0][:400]
+    assert prompt[0].rstrip().endswith("TASK-FOR:briefed report your verdict\n---END TASK FROM PARENT AGENT---")
+    for request in server.main_requests():
+        assert BODIES["magic"] not in request.all_text and "<briefing agent=" not in request.all_text
+    control = [t for t in server.subagent_requests("control")[0].user_texts() if t.startswith("# Task Tool")]
+    assert "<briefing" not in control[0] and "TASK-FOR:control" in control[0]
 
 
 # -- compaction -----------------------------------------------------------------
@@ -177,7 +186,6 @@ def test_after_each_compaction_of_the_sub_droid_its_next_request_holds_the_brief
     assert proc.rc == 0 and not proc.timed_out, proc
     summaries = [r for r in server.log if r.is_summary]
     assert len(summaries) >= 2, [(r.index, r.is_summary, r.is_subagent) for r in server.log]
-    assert "briefing: this droid's declared skills" in summaries[0].all_text  # the summarizer saw both
     for summary in summaries:
         after = [r for r in server.log if r.index > summary.index and not r.is_summary and r.has_tools
                  and "SUMMARY-OF-SUB-DROID" in r.all_text]
@@ -186,7 +194,6 @@ def test_after_each_compaction_of_the_sub_droid_its_next_request_holds_the_brief
         parts = briefing_of(nxt)
         assert len(parts) == 1 and rebuild(parts).skills == {s: BODIES[s] for s in ("magic", "second")}
         assert nxt.all_text.count(BODIES["magic"]) == 1
-        assert "briefing: this droid's declared skills" not in nxt.all_text  # the note went instead
 
 
 def test_the_preflight_shows_a_broken_declaration_to_the_human_not_the_model(session):
@@ -277,10 +284,11 @@ def starts(log):
     return counts
 
 
-def test_one_spawn_costs_droid_three_interpreters_and_claude_code_what_it_did(tmp_path, clis):
-    """Droid: the guard, the note, the briefing; SessionStart parts 2..8 and nothing else as shells.
-    Claude Code, from the same file: its guard, its 8 SubagentStart and 8 SessionStart parts as
-    before, and the UserPromptSubmit handler only as a shell that exits (no interpreter)."""
+def test_one_spawn_costs_droid_one_interpreter_and_claude_code_what_it_did(tmp_path, clis):
+    """Droid: the guard, which also delivers; the sub-droid's SessionStart handlers are shells that
+    exit (part 1 after reading the payload), and the main session's part 1 is its pre-flight, once
+    per session. Claude Code, from the same file: its guard, its 8 SubagentStart and 8 SessionStart
+    parts as before, and no UserPromptSubmit handler at all."""
     from fakes import FakeAnthropic
     from kit import claude_spawner
     from runners import REPO, Claude, tracked_copy
@@ -301,9 +309,8 @@ def test_one_spawn_costs_droid_three_interpreters_and_claude_code_what_it_did(tm
         proc = run.run(server, "go")
     assert proc.rc == 0, proc
     assert briefing_of(server.subagent_requests("briefed")[0]), "not briefed through the instrumented copy"
-    assert starts(log) == {"SessionStart sh": 16, "SessionStart py": 2,  # main and sub-droid: part 1 each
-                           "PreToolUse sh": 1, "PreToolUse py": 1,
-                           "UserPromptSubmit sh": 1, "UserPromptSubmit py": 1}, starts(log)
+    assert starts(log) == {"SessionStart sh": 16, "SessionStart py": 1,  # the main session's pre-flight
+                           "PreToolUse sh": 1, "PreToolUse py": 1}, starts(log)
 
     plugin = tracked_copy(REPO, tmp_path / "claude-plugin")
     claude_log = tmp_path / "claude-starts.log"
@@ -315,8 +322,7 @@ def test_one_spawn_costs_droid_three_interpreters_and_claude_code_what_it_did(tm
         result = claude.run("go", plugin_dirs=(plugin,))
     assert result.rc == 0, result
     assert starts(claude_log) == {"SessionStart sh": 8, "SessionStart py": 8, "PreToolUse sh": 1,
-                                  "PreToolUse py": 1, "SubagentStart sh": 8, "SubagentStart py": 8,
-                                  "UserPromptSubmit sh": 1}, starts(claude_log)
+                                  "PreToolUse py": 1, "SubagentStart sh": 8, "SubagentStart py": 8}, starts(claude_log)
 
 
 def test_a_rule_briefs_a_built_in_and_a_plugin_droid(tmp_path):

@@ -4,15 +4,22 @@
 (a sub-droid's has ``callingSessionId`` and ``callingToolUseId``); every hook's run is a
 ``message`` with ``hookEventName`` and ``hookResults`` (each hook's stdout, verbatim). A run is
 a ``Task`` tool_use in a parent session: refused when its tool_result is an error carrying
-briefing's reason; briefed by the UserPromptSubmit hook's context in the sub-droid's own file.
-A ``compaction_state`` line says how many messages the compaction removed from the front: the
-briefing was kept when they were all in front of it (the SessionStart note), else lost.
+briefing's reason; briefed when the Task prompt that opens the sub-droid's own file (the guard's
+``updatedInput``) begins with the briefing. A ``compaction_state`` line says how many messages
+the compaction removed from the front of the history: the briefing was kept when they were all
+in front of the prompt (Droid's reminders), else lost with it.
 """
 import os
 
 from . import Run, Session, head_line, older_copies, record_lines
 
 NEEDLES = (b'"Task"', b'"tool_result"', b'"hookResults"', b'"compaction_state"')
+# A sub-droid's file: every message counts (its place in the history), and its compactions.
+CHILD_NEEDLES = (b'"message"', b'"compaction_state"')
+
+# Where the task the parent model wrote starts in the prompt Droid renders for a sub-droid
+# (facts/factory-droid.md §2): the guard puts the briefing first there.
+TASK_START = "---BEGIN TASK FROM PARENT AGENT---\n"
 
 
 def sessions_dir(machine):
@@ -69,22 +76,51 @@ def blocks(line):
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+def prompt_briefing(line):
+    """The briefing a sub-droid's Task prompt opens with (from the task's start on), or None."""
+    message = line.get("message") if isinstance(line.get("message"), dict) else {}
+    if message.get("role") != "user":
+        return None
+    for block in blocks(line):
+        text = block.get("text") if block.get("type") == "text" else None
+        if isinstance(text, str) and text.startswith("# Task Tool Invocation"):
+            at = text.find(TASK_START)
+            if at >= 0 and text.startswith("<briefing agent=", at + len(TASK_START)):
+                return text[at + len(TASK_START):]
+            return ""
+    return None
+
+
+def in_history(line):
+    """Whether a message line is one of the messages Droid sends the model (a hook's own record,
+    shown to the user only, is not, unless it carried a context)."""
+    message = line.get("message") if isinstance(line.get("message"), dict) else {}
+    if message.get("visibility") == "user_only":
+        return bool(contexts(line, message.get("hookEventName")))
+    return line.get("type") == "message"
+
+
 def read_child(run, path, log):
-    """The sub-droid's own file: what its hooks delivered, and its compactions."""
+    """The sub-droid's own file: the briefing its Task prompt carried, and its compactions. The
+    prompt's place in the history is the number of messages in front of it."""
     in_front, texts = 0, None
-    for _, line in record_lines(path, NEEDLES, log, "droid"):
+    for _, line in record_lines(path, CHILD_NEEDLES, log, "droid"):
         if line.get("type") == "compaction_state":
             run.compact()
             removed = line.get("removedCount")
             if texts and isinstance(removed, int) and removed <= in_front:
-                run.deliver("UserPromptSubmit (kept by Droid's compaction)", texts)
+                run.deliver("Task prompt (kept by Droid's compaction)", texts)
             continue
-        if texts is None and contexts(line, "SessionStart"):
-            in_front += 1  # the note: one message in front of the briefing
-        found = contexts(line, "UserPromptSubmit")
-        if found and texts is None:
-            texts = found
-            run.deliver("UserPromptSubmit", texts)
+        if texts is not None:
+            continue
+        found = prompt_briefing(line)
+        if found is None:
+            in_front += in_history(line)
+        elif found:
+            texts = [found]
+            run.deliver("Task prompt (the guard's updatedInput)", texts)
+        else:
+            texts = []  # the prompt without a briefing: nothing was delivered
 
 
 def read(machine, session, log):

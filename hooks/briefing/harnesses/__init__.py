@@ -90,8 +90,10 @@ class Harness(Record):
                     nothing), as SubagentStart would print it: the OpenCode/Kilo plugin keeps it
                     for the child session, one hook process per spawn
     brief_field     the spawn tool's field the briefing goes in front of, where the guard is
-                    also the delivery (Gemini CLI: ``prompt``); None: the guard never changes
-                    the call, and the briefing arrives at SubagentStart
+                    also the delivery (Gemini CLI, Droid: ``prompt``); None: the guard never
+                    changes the call, and the briefing arrives at SubagentStart
+    input_output    (event, arguments) -> the guard's output that passes a spawn's rewritten
+                    arguments on, or None: Gemini CLI's shape (``tool_input``, which replaces them)
     preflight_warns the pre-flight lists this harness's warnings too, not only its failures
     builtin_agents  names of the agents the harness ships, which have no file (rules brief them)
     builtin_name    (machine, name) -> the built-in the harness runs for a name no file answers, spelt
@@ -116,10 +118,8 @@ class Harness(Record):
                     where this harness loads it from, and can that copy work (briefing.installed)
     in_use          (machine) -> whether this machine runs the harness at all: the doctor's and an
                     unknown harness's pre-flight leave one out that does not (default: every one)
-    spawned_agent   (machine, payload) -> the agent a sub-session's SessionStart or first prompt runs
-                    in, where no payload names it (Droid: from its transcripts), or None
-    spawn_note      a line of context the sub-session's SessionStart puts in front of its briefing
-                    (Droid: what its compaction removes first), or None
+    sub_session     (payload) -> whether a SessionStart payload is a spawned session's own (a Droid
+                    sub-droid, briefed by its spawn's arguments): no pre-flight, nothing (default: never)
     agent_hint      (machine) -> where the harness looks for agents, when this project keeps agents
                     where it does not (Kilo and .opencode/), or None: the doctor says it beside
                     an unknown agent and an empty table
@@ -141,7 +141,7 @@ class Harness(Record):
 
     FIELDS = dict(preloads_native=False, session_agents=False, part_budget=None, whole_limit=None, output_limit=None,
                   hooks_check=None, trust_check=None, session_check=None, installed_check=None,
-                  spawned_agent=None, spawn_note=None,
+                  sub_session=lambda payload: False, input_output=None,
                   skill_roots=None, agent_hint=lambda machine: None,
                   loads_scope=lambda machine, scope: True, native_skip=lambda machine, skill: None,
                   render_skill=lambda machine, skill: None,
@@ -186,6 +186,12 @@ class Harness(Record):
         if self.flat_context:
             return {"additionalContext": text}
         return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+    def rewrite_output(self, event, arguments):
+        """The guard's output that lets a spawn through with ``arguments`` (``brief_field``)."""
+        if self.input_output is not None:
+            return self.input_output(event, arguments)
+        return {"hookSpecificOutput": {"hookEventName": event, "tool_input": arguments}}
 
     def deny_output(self, reason):
         """The guard's refusal of a spawn."""

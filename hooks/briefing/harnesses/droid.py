@@ -4,39 +4,30 @@ measured on 0.225.2).
 Droid installs the Claude Code plugin as it is (``droid plugin marketplace add``, ``droid plugin
 install``) and runs its ``hooks/hooks.json``, but it has no SubagentStart: a custom droid
 (``.factory/droids/*.md``, spawned through its ``Task`` tool) is a session of its own whose
-hooks name no droid. The guard refuses in the parent (PreToolUse on ``Task``); the sub-droid's
-own UserPromptSubmit delivers, once it knows which droid it is from Droid's transcripts: the
-sub-droid's transcript begins with ``callingSessionId``/``callingToolUseId``, and the parent's
-transcript already holds that ``Task`` call with its ``subagent_type``.
+hooks name no droid. So the guard (PreToolUse on ``Task``, in the parent) does both: it refuses a
+droid whose declared skill is missing, and lets a declaring droid through with the briefing in
+front of its Task prompt (``updatedInput``): one hook process per spawn, and the briefing travels
+with the call that starts the droid, so nothing can change between the check and the delivery.
 
 Compaction (measured in the binary and the e2e suite): Droid keeps the newest messages that fit
-and summarizes the rest, removing at least the first message. A one-line SessionStart note in
-front of the briefing is that first message, so the briefing survives the compactions whose
-kept part reaches back to it (docs/factory-droid.md says where that ends).
+and summarizes the rest, removing at least the first message, which is Droid's own reminders,
+not the prompt: the briefing stays with the task as long as the kept part reaches back to the
+prompt (docs/factory-droid.md says where that ends).
 """
 import os
 
-from ..files import Unreadable, is_dir, is_file, is_inside, open_regular, read_json, read_tail, shown_path, top_level_files
+from ..files import is_dir, is_file, read_json, shown_path, top_level_files
 from . import HARNESSES, Harness
 from ..lookup import declaring_md_agents, find_in_tree, first_usable, load_md_agent, named_skill_files
 from ..names import split_plugin_name
 from ..records import Project, Skill
 
-# Droid takes one additionalContext of any size from UserPromptSubmit (100,000 characters
-# arrived whole, facts §3); the cap of the other one-context harnesses.
+# Droid passes a Task prompt of any size on whole (a 512 KiB briefing arrived whole in the e2e
+# suite); the cap of the other one-context harnesses.
 DROID_LIMIT = 512 * 1024
 
 # Built-in sub-droid types, with no file (facts §6); a custom droid of the same name is not measured.
 DROID_BUILTIN_AGENTS = frozenset(("worker", "explorer"))
-
-# The note in front of the briefing (SessionStart, the sub-droid's first message): the message a
-# compaction removes first. It carries nothing the droid needs.
-DROID_NOTE = "briefing: this droid's declared skills follow in the next message."
-
-# How much of a transcript the hook reads: the first line of the sub-droid's own, the end of
-# its parent's (where the Task call that started it is, parallel calls included).
-FIRST_LINE_BYTES = 64 * 1024
-PARENT_TAIL = 4 * 1024 * 1024
 
 
 def factory_dir(machine):
@@ -151,101 +142,20 @@ def droid_skill_places(skill):
             "project, ~/.factory/skills/, ~/.agents/skills/, or an installed Droid plugin" % skill)
 
 
-# -- which droid a sub-droid is ------------------------------------------------
+# -- the spawn's arguments -----------------------------------------------------
 
-def first_record(path):
-    """The first JSON line of a Droid transcript, or None."""
-    from ..jsontext import parse_json
-    data = read_head(path, FIRST_LINE_BYTES)
-    if not data:
-        return None
-    line = data.split(b"\n", 1)[0]
-    try:
-        value = parse_json(line.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def read_head(path, size):
-    try:
-        fd, _ = open_regular(path)
-    except Unreadable:
-        return None
-    try:
-        return os.pread(fd, size, 0)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def safe_id(value):
-    return isinstance(value, str) and 0 < len(value) <= 128 and value.isascii() \
-        and value.replace("-", "").replace("_", "").isalnum()
-
-
-def droid_spawned(machine, payload):
-    """The droid a sub-droid's hook runs in (its ``subagent_type``), or None for a main session.
-
-    Read from Droid's own records (facts §5): the sub-droid's transcript, under
-    ``~/.factory/sessions``, begins with ``callingSessionId`` and ``callingToolUseId``; the
-    parent's transcript beside it already holds that ``Task`` call.
-    """
-    transcript = payload.get("transcript_path")
-    sessions = os.path.join(factory_dir(machine), "sessions")
-    if not isinstance(transcript, str) or "\0" in transcript or not is_inside(transcript, sessions):
-        return None
-    head = first_record(transcript)
-    if head is None:
-        return None
-    parent, call = head.get("callingSessionId"), head.get("callingToolUseId")
-    if not (safe_id(parent) and safe_id(call)):
-        return None
-    tail = read_tail(os.path.join(os.path.dirname(transcript), parent + ".jsonl"), PARENT_TAIL)
-    name = task_call_agent(tail, call) if tail else None
-    return name or prompt_agent(payload.get("prompt"))
-
-
-# The head of the prompt Droid renders for a sub-droid (facts §5): the parent model writes only the
-# task between the BEGIN/END markers below it. Read only where the sub-droid's own transcript says
-# it is one and the parent's record of the call cannot be found.
-TASK_HEADER = "# Task Tool Invocation\n\nSubagent type: "
-
-
-def prompt_agent(prompt):
-    if not isinstance(prompt, str) or not prompt.startswith(TASK_HEADER):
-        return None
-    name = prompt[len(TASK_HEADER):].split("\n", 1)[0]
-    return name if 0 < len(name) <= 256 else None
-
-
-def task_call_agent(tail, call):
-    """The ``subagent_type`` of the Task tool_use ``call`` in the end of a parent transcript."""
-    from ..jsontext import parse_json
-    needle = ('"%s"' % call).encode("ascii")
-    for line in reversed(tail.split(b"\n")):
-        if needle not in line:
-            continue
-        try:
-            record = parse_json(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        message = record.get("message") if isinstance(record, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") == call \
-                    and block.get("name") == "Task" and isinstance(block.get("input"), dict):
-                name = block["input"].get("subagent_type")
-                return name if isinstance(name, str) and name else None
-    return None
+def droid_updated_input(event, arguments):
+    """The guard lets a declaring droid's Task through with its prompt rewritten: Droid merges
+    ``updatedInput`` into the call, and the sub-droid's first request carries the rewritten prompt,
+    while the parent's transcript and later requests keep the original (facts 3g)."""
+    return {"hookSpecificOutput": {"hookEventName": event, "updatedInput": arguments}}
 
 
 # -- the hooks file, and the doctor --------------------------------------------
 
 def droid_hooks_check(root):
     """hooks/hooks.json as Droid reads it: a PreToolUse handler whose matcher takes ``Task``, and
-    SessionStart and UserPromptSubmit handlers running the hook (Droid reads no other file)."""
+    SessionStart handler running the hook (Droid reads no other file)."""
     path = os.path.join(root, "hooks", "hooks.json")
     data = read_json(path)
     hooks = data.get("hooks") if isinstance(data, dict) else None
@@ -265,16 +175,15 @@ def droid_hooks_check(root):
         return False
 
     missing = [what for what, ok in (
-        ("a PreToolUse handler matching Task (the guard)",
+        ("a PreToolUse handler matching Task (the guard and the delivery)",
          runs("PreToolUse", lambda m: isinstance(m, str) and "Task" in m.split("|"))),
-        ("a SessionStart handler", runs("SessionStart")),
-        ("a UserPromptSubmit handler (the delivery)", runs("UserPromptSubmit"))) if not ok]
+        ("a SessionStart handler (the pre-flight)", runs("SessionStart"))) if not ok]
     if missing:
         return {"name": "hooks.json (Droid)", "status": "FAIL",
                 "detail": "%s lacks %s: Droid %s" % (shown_path(path), "; ".join(missing),
                                                      "spawns declaring droids unguarded or unbriefed")}
     return {"name": "hooks.json (Droid)", "status": "ok",
-            "detail": "%s: guard on Task, delivery at the sub-droid's UserPromptSubmit" % shown_path(path)}
+            "detail": "%s: guard and delivery on Task" % shown_path(path)}
 
 
 DROID_INSTALL = "droid plugin marketplace add %s && droid plugin install briefing@%s"
@@ -316,10 +225,12 @@ HARNESS = Harness(
     installed_check=droid_installed_check,
     builtin_agents=DROID_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_droids(machine, every=True) if a],
-    spawned_agent=droid_spawned, spawn_note=DROID_NOTE,
+    brief_field="prompt", input_output=droid_updated_input,
+    # Only a sub-droid's SessionStart carries calling_session_id (facts 3d).
+    sub_session=lambda payload: bool(payload.get("calling_session_id")),
     # Droid makes ~/.factory on its first run: without it, its built-ins are nobody's concern here.
     in_use=lambda machine: is_dir(factory_dir(machine)),
     unused_why=lambda machine: "%s does not exist (Droid makes it on its first run); --harness droid checks it "
                                "anyway" % shown_path(factory_dir(machine)),
-    redelivery="at spawn, at the sub-droid's UserPromptSubmit (a one-line SessionStart note in front of it "
-               "is what Droid's compaction removes first)")
+    redelivery="at spawn, in front of the Task prompt (which Droid's compaction keeps while it keeps the "
+               "prompt)")

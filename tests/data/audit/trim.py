@@ -33,10 +33,13 @@ DROP = {
     "copilot": lambda d: d.get("type") in ("session.usage_record", "system.message", "assistant.message_delta",
                                            "assistant.streaming_delta"),
     "gemini": lambda d: "$set" in d and "messages" in d["$set"],
-    # Factory Droid: the messages that are neither a hook's run, a Task call nor an error result
+    # Factory Droid: the model's turns and tool results, but a Task call, an error result and a hook's
+    # run; a user's text (Droid's reminders, a prompt, a sub-droid's Task prompt: their places in
+    # the history are what the audit counts) stays.
     "droid": lambda d: d.get("type") == "message" and not (d.get("message") or {}).get("hookEventName") and not any(
         isinstance(b, dict) and ((b.get("type") == "tool_use" and b.get("name") == "Task")
-                                 or (b.get("type") == "tool_result" and b.get("is_error")))
+                                 or (b.get("type") == "tool_result" and b.get("is_error"))
+                                 or (b.get("type") == "text" and (d.get("message") or {}).get("role") == "user"))
         for b in (d.get("message") or {}).get("content") or ()),
 }
 
