@@ -15,35 +15,17 @@ import json
 
 import pytest
 
-from compaction_kit import BIG, Counter, UsageOpenAI, codex_compacting_config, exactly_once, \
-    is_codex_summarizer, none_of
-from fakes import call
+from compaction_kit import BIG, Counter, exactly_once, is_codex_summarizer, none_of
 from framing import rebuild
 from kit import Skill, markers_of, ok
-from runners import Codex
 from e2e.test_audit import audit
 from test_codex import plugin_source  # noqa: F401  (a fixture)
+# test_compaction_codex's compacting Codex, and its child (machine is a fixture).
+from test_compaction_codex import child_script, machine, phases as child_phases, shell  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
 LOADED = "You loaded the skills below earlier in this session"
-
-
-def shell(command):
-    return call("exec_command", {"cmd": command}, namespace=None)
-
-
-@pytest.fixture
-def machine(clis, plugin_source, tmp_path, serve):
-    def make(script):
-        server = serve(UsageOpenAI, script)
-        codex = Codex(tmp_path, server)
-        config = codex.codex_home / "config.toml"
-        config.write_text(codex_compacting_config(config.read_text(encoding="utf-8")), encoding="utf-8")
-        codex.plugin_root = codex.install(plugin_source)
-        return codex
-
-    return make
 
 
 def working(first=None, resumed=None):
@@ -205,7 +187,6 @@ def test_the_switch_turns_it_off(machine):
 
 def test_a_skill_a_subagent_read_is_back_whole_once_at_its_next_tool_call(machine):
     from test_codex import role_toml
-    from test_compaction_codex import child_script, phases as child_phases
     skill = Skill("inv-main", size=3000)
     rest, first = child_script(skill.markers, calls=3, compact_at=1), Counter()
 
