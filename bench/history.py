@@ -90,10 +90,13 @@ def foreign_rollouts(home, project):
 def hostile_log(home, project, repo):
     """OpenCode's database as the captured records hold it, its session recent; a hostile log."""
     data = os.path.join(home, ".local", "share", "opencode")
-    sql_path = os.path.join(repo, "tests", "data", "audit", "opencode", "home", ".local", "share", "opencode",
-                            "opencode.db.sql")
-    with open(sql_path, encoding="utf-8") as handle:
-        sql = handle.read().replace("@ROOT@/project", project).replace("@ROOT@", os.path.dirname(project))
+    audit_data = os.path.join(repo, "tests", "data", "audit")
+    sql = ""
+    # the tables (one file the captures share), then the capture's rows
+    for sql_path in (os.path.join(audit_data, "opencode-tables.sql"),
+                     os.path.join(audit_data, "opencode", "home", ".local", "share", "opencode", "opencode.db.sql")):
+        with open(sql_path, encoding="utf-8") as handle:
+            sql += handle.read().replace("@ROOT@/project", project).replace("@ROOT@", os.path.dirname(project))
     os.makedirs(os.path.join(data, "log"))
     db = sqlite3.connect(os.path.join(data, "opencode.db"))
     db.executescript(sql)

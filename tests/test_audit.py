@@ -82,11 +82,13 @@ def load(sb, harness, edit=None, folder=None):
     if folder is None:  # another folder's runs declared nothing
         sb.write(project_files(harness))
     for rel in files:
-        if rel.endswith(".db.sql"):  # OpenCode's and Kilo's SQLite database, kept as SQL text
+        if rel.endswith(".db.sql"):  # OpenCode's and Kilo's SQLite database, kept as SQL text: its rows
             import sqlite3
             sql = sb.path("home/" + rel[len("home/"):] if rel.startswith("home/") else rel)
             db = sqlite3.connect(str(sql)[:-len(".sql")])
-            db.executescript(sql.read_text(encoding="utf-8"))
+            # the tables first, from the one file the captures share (trim_opencode.py)
+            db.executescript((DATA / "opencode-tables.sql").read_text(encoding="utf-8")
+                             + sql.read_text(encoding="utf-8"))
             db.commit()
             db.close()
             sql.unlink()

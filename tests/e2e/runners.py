@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SETUP = REPO / "scripts" / "setup-e2e"
 MARKETPLACE = "briefing"  # the name in the repo's .agents/plugins/marketplace.json
@@ -22,6 +24,18 @@ MARKETPLACE = "briefing"  # the name in the repo's .agents/plugins/marketplace.j
 
 class Missing(Exception):
     """The pinned CLIs are not installed."""
+
+
+def cli_or_skip(find):
+    """``find()`` (a runner's CLI lookup, which raises Missing), or skip the test without it: fail it
+    where the e2e suite is required (``BRIEFING_E2E_REQUIRED=1``, as in CI)."""
+    try:
+        return find()
+    except Missing as missing:
+        message = "e2e: %s" % missing
+        if os.environ.get("BRIEFING_E2E_REQUIRED") == "1":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message + " (set BRIEFING_E2E_REQUIRED=1 to make this an error)")
 
 
 _BINARIES = None

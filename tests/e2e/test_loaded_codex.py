@@ -15,35 +15,17 @@ import json
 
 import pytest
 
-from compaction_kit import BIG, Counter, UsageOpenAI, codex_compacting_config, exactly_once, \
-    is_codex_summarizer, none_of
-from fakes import call
+from compaction_kit import BIG, Counter, exactly_once, is_codex_summarizer, none_of
 from framing import rebuild
 from kit import Skill, markers_of, ok
-from runners import Codex
 from e2e.test_audit import audit
 from test_codex import plugin_source  # noqa: F401  (a fixture)
+# test_compaction_codex's compacting Codex, and its child (machine is a fixture).
+from test_compaction_codex import child_script, machine, phases as child_phases, shell  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 
 LOADED = "You loaded the skills below earlier in this session"
-
-
-def shell(command):
-    return call("exec_command", {"cmd": command}, namespace=None)
-
-
-@pytest.fixture
-def machine(clis, plugin_source, tmp_path, serve):
-    def make(script):
-        server = serve(UsageOpenAI, script)
-        codex = Codex(tmp_path, server)
-        config = codex.codex_home / "config.toml"
-        config.write_text(codex_compacting_config(config.read_text(encoding="utf-8")), encoding="utf-8")
-        codex.plugin_root = codex.install(plugin_source)
-        return codex
-
-    return make
 
 
 def working(first=None, resumed=None):
@@ -103,14 +85,25 @@ def assert_back_once(server, skills):
     assert items[at + 1].get("role") == "developer" and LOADED in json.dumps(items[at + 1])
 
 
-def test_a_skill_the_session_read_is_back_whole_once_after_the_compaction(machine):
+READ = "cat .agents/skills/inv-main/SKILL.md"
+
+
+# The load step: (the main thread's first shell call, the prompt, which request before the
+# compaction holds the body, a text of that load in it). A read's output is in the request after
+# the read; Codex's <skill> message for a $-mention in the first request.
+@pytest.mark.parametrize("first, prompt, at, trace", [
+    (READ, "Do the work.", -1, READ),
+    (None, "Use $inv-main and do the work.", 0, "<skill>\n<name>inv-main</name>"),
+], ids=["read-with-cat", "dollar-mention"])
+def test_a_loaded_skill_is_back_whole_once_after_the_compaction(machine, first, prompt, at, trace):
     skill = Skill("inv-main", size=3000)
-    codex = machine(working(first="cat .agents/skills/inv-main/SKILL.md"))
+    codex = machine(working(first=first))
     codex.write({"project/.agents/skills/inv-main/SKILL.md": skill.md()})
 
-    ok(codex.run("Do the work.", timeout=150))
+    ok(codex.run(prompt, timeout=150))
     before, _ = phases(codex.server)
-    assert exactly_once(before[-1], skill.markers)  # the read's output, before the compaction
+    assert exactly_once(before[at], skill.markers)  # the load, before the compaction
+    assert trace in before[at].all_text
     assert_back_once(codex.server, [skill])
     # The audit reads the re-delivery back from the rollout: names, sizes, which event.
     _, report = audit(codex.env(), codex.project)
@@ -120,24 +113,12 @@ def test_a_skill_the_session_read_is_back_whole_once_after_the_compaction(machin
         "left_out": []}], row
 
 
-def test_a_dollar_skill_is_back_whole_once_after_the_compaction(machine):
-    skill = Skill("inv-main", size=3000)
-    codex = machine(working())
-    codex.write({"project/.agents/skills/inv-main/SKILL.md": skill.md()})
-
-    ok(codex.run("Use $inv-main and do the work.", timeout=150))
-    before, _ = phases(codex.server)
-    assert exactly_once(before[0], skill.markers)  # Codex's <skill> message
-    assert "<skill>\n<name>inv-main</name>" in before[0].all_text
-    assert_back_once(codex.server, [skill])
-
-
 def test_a_resumed_session_that_compacts_is_no_exception(machine):
     """The skill was read in one process; the session is resumed (``codex exec resume``, which
     appends to the same rollout) and compacts there."""
     skill = Skill("inv-main", size=3000)
     resumed = {}
-    codex = machine(working(first="cat .agents/skills/inv-main/SKILL.md", resumed=resumed))
+    codex = machine(working(first=READ, resumed=resumed))
     codex.write({"project/.agents/skills/inv-main/SKILL.md": skill.md()})
 
     first = codex.run("Read the skill.", "--json", timeout=150)
@@ -148,27 +129,20 @@ def test_a_resumed_session_that_compacts_is_no_exception(machine):
     assert_back_once(codex.server, [skill])
 
 
-def test_an_ordinary_file_read_brings_nothing_back(machine):
-    """The control: the session read a file that is no skill (its text holds the same kind of markers)."""
+# The controls: the session read a file that is no skill (its text holds the same kind of markers).
+@pytest.mark.parametrize("path, files", [
+    ("README.md", lambda notes: {"project/README.md": notes.body,
+                                 "project/docs/SKILL.md": notes.md()}),  # a SKILL.md under no skill root: no skill
+    ("docs/notes/SKILL.md", lambda notes: {"project/docs/notes/SKILL.md": notes.md()}),
+], ids=["an-ordinary-file", "a-skill-md-outside-the-skill-roots"])
+def test_a_read_of_no_skill_brings_nothing_back(machine, path, files):
     notes = Skill("notes", size=500)
-    codex = machine(working(first="cat README.md"))
-    codex.write({"project/README.md": notes.body,
-                 "project/docs/SKILL.md": notes.md()})  # a SKILL.md under no skill root: no skill
+    codex = machine(working(first="cat " + path))
+    codex.write(files(notes))
 
     ok(codex.run("Do the work.", timeout=150))
     before, after = phases(codex.server)
     assert exactly_once(before[-1], notes.markers)
-    for request in after:
-        assert none_of(request, notes.markers) and loaded_texts(request) == []
-
-
-def test_a_skill_md_outside_the_skill_roots_brings_nothing_back(machine):
-    notes = Skill("notes", size=500)
-    codex = machine(working(first="cat docs/notes/SKILL.md"))
-    codex.write({"project/docs/notes/SKILL.md": notes.md()})
-
-    ok(codex.run("Do the work.", timeout=150))
-    _, after = phases(codex.server)
     for request in after:
         assert none_of(request, notes.markers) and loaded_texts(request) == []
 
@@ -185,7 +159,7 @@ def test_nothing_loaded_nothing_comes(machine):
 
 def test_the_switch_turns_it_off(machine):
     skill = Skill("inv-main")
-    codex = machine(working(first="cat .agents/skills/inv-main/SKILL.md"))
+    codex = machine(working(first=READ))
     codex.write({"project/.agents/skills/inv-main/SKILL.md": skill.md(),
                  "project/.briefing/rules.json": json.dumps({"keep_loaded_skills": False})})
 
@@ -205,13 +179,12 @@ def test_the_switch_turns_it_off(machine):
 
 def test_a_skill_a_subagent_read_is_back_whole_once_at_its_next_tool_call(machine):
     from test_codex import role_toml
-    from test_compaction_codex import child_script, phases as child_phases
     skill = Skill("inv-main", size=3000)
     rest, first = child_script(skill.markers, calls=3, compact_at=1), Counter()
 
     def script(r):  # test_compaction_codex's child, which reads the skill first
         if r.is_subagent and not is_codex_summarizer(r) and first.next("child") == 1:
-            return [shell("cat .agents/skills/inv-main/SKILL.md")]
+            return [shell(READ)]
         return rest(r)
 
     codex = machine(script)

@@ -19,13 +19,14 @@ import time
 
 import pytest
 
-from compaction_kit import BIG, Counter, UsageCopilot, exactly_once, none_of
-from copilot_runner import Copilot, task
+from compaction_kit import BIG, Counter, exactly_once, none_of
+from copilot_runner import task
 from fakes import tool_use
 from framing import rebuild
 from kit import Skill, ok
 from e2e.test_audit import audit
-from test_compaction_copilot import SUMMARIZED, agent_md, split_at_compaction
+# test_compaction_copilot's compacting Copilot (machine is a fixture).
+from test_compaction_copilot import SUMMARIZED, agent_md, machine, split_at_compaction  # noqa: F401
 from test_copilot import checkout, copilot_cache  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
@@ -33,18 +34,6 @@ pytestmark = pytest.mark.e2e
 LOADED = "You loaded the skills below earlier in this session"
 ANSWER_AFTER = 1.2  # seconds: past COPILOT_SETTLE, as a real model's answer is
 PACE = 0.6  # seconds per answer after that: past the events.jsonl writer's lag
-
-
-@pytest.fixture
-def machine(clis, copilot_cache, tmp_path, serve):
-    def make(script):
-        server = serve(UsageCopilot, script)
-        copilot = Copilot(tmp_path, server, copilot_cache)
-        env = copilot.env
-        copilot.env = lambda: dict(env(), COPILOT_PROVIDER_MAX_PROMPT_TOKENS="64000")
-        return copilot
-
-    return make
 
 
 def working(first, calls=6, compact_at=2, sub=False):

@@ -8,7 +8,6 @@ session makes a subagent compact (the fake reports a prompt near the context
 limit) and reads the request after the compaction.
 """
 import json
-import os
 import re
 
 import pytest
@@ -17,7 +16,7 @@ from conftest import agent_md, skill_md
 from fake_qwen import FakeQwen, call, say, unescaped
 from framing import PART_OPEN, rebuild
 import qwen_runner
-from runners import Missing
+from runners import cli_or_skip
 
 BODY = "You are %s, an e2e test agent.\n${hook_context}\n"
 SECRET = "MAGIC-QWEN-7f3a"
@@ -75,13 +74,7 @@ def spawning(names):
 
 @pytest.fixture(scope="module")
 def qwen():
-    try:
-        return qwen_runner.qwen_cli()
-    except Missing as missing:
-        message = "e2e: %s" % missing
-        if os.environ.get("BRIEFING_E2E_REQUIRED") == "1":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message + " (set BRIEFING_E2E_REQUIRED=1 to make this an error)")
+    return cli_or_skip(qwen_runner.qwen_cli)
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,11 @@
     python3 tests/data/audit/trim_opencode.py [--to FOLDER] CLI MACHINE_ROOT [MACHINE_ROOT ...]
 
 Each MACHINE_ROOT is a kept tests/e2e/test_opencode.py folder (``pytest --basetemp=DIR``) holding
-``home/`` and ``project/``. Their databases become one SQL text, ``<cli>.db.sql`` (the session,
-message and part tables only: the audit reads nothing else; tests/test_audit.py builds the
-database from it), and their logs one ``log/opencode.log`` of the lines the audit reads (a
+``home/`` and ``project/``. Their databases become one SQL text, ``<cli>.db.sql``: the rows of the
+session, message and part tables only (the audit reads nothing else). The tables themselves are in
+one file all the captures share, ``opencode-tables.sql`` (Kilo's are OpenCode's): written when it is
+not there, and a CLI whose tables differ from it stops the script. tests/test_audit.py builds each
+database from the two. Their logs become one ``log/opencode.log`` of the lines the audit reads (a
 session created, a step of its loop, a model request, the plugin's lines). Each machine's root path becomes
 ``@ROOT@``; tool outputs and texts are cut short.
 """
@@ -16,6 +18,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TABLES = ("session", "message", "part")
+SCHEMA = os.path.join(HERE, "opencode-tables.sql")
+SCHEMA_HEAD = ("-- The tables of OpenCode's (and Kilo's) database that the audit reads, as trim_opencode.py found\n"
+               "-- them; each capture's <cli>.db.sql holds their rows (tests/test_audit.py and\n"
+               "-- bench/history.py run this first).\n")
 LOG_NEEDLES = ("message=created id=", "message=loop ", "message=stream ", 'message="briefing')
 
 
@@ -31,6 +37,19 @@ def cut(value):
     if isinstance(value, list):
         return [cut(v) for v in value]
     return value
+
+
+def shared_schema(statements):
+    """Write the captures' one schema file, or check this CLI's tables are the ones it holds."""
+    text = SCHEMA_HEAD + "\n".join(statements) + "\n"
+    if os.path.exists(SCHEMA):
+        with open(SCHEMA, encoding="utf-8") as handle:
+            if handle.read() != text:
+                sys.exit("%s: these tables differ from the ones the captures share; recapture them all "
+                         "(remove the file first)" % SCHEMA)
+        return
+    with open(SCHEMA, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def main(cli, roots, folder=None):
@@ -63,8 +82,9 @@ def main(cli, roots, folder=None):
                 with open(os.path.join(data, "log", name), encoding="utf-8") as handle:
                     logs += [scrub(line, root) for line in handle if line.startswith("timestamp=")
                              and any(n in line for n in LOG_NEEDLES)]
+    shared_schema(schema)
     with open(os.path.join(out, "%s.db.sql" % cli), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(schema + sql) + "\n")
+        handle.write("\n".join(sql) + "\n")
     with open(os.path.join(out, "log", "opencode.log"), "w", encoding="utf-8") as handle:
         handle.write("".join(logs))
 
