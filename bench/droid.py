@@ -4,19 +4,18 @@ Droid runs the plugin's hooks/hooks.json with ``${CLAUDE_PLUGIN_ROOT}`` and ``${
 both replaced by the plugin's folder in the command string, and both variables set to the
 placeholder ``/PLUGIN_ROOT_NOT_EXPANDED_ERROR`` in the environment, beside DROID_PROJECT_DIR,
 FACTORY_PROJECT_DIR and CLAUDE_PROJECT_DIR (docs/factory-droid.md; facts/factory-droid.md §2).
-A spawn there runs three events, each timed here as its own row against the floor:
+A spawn there runs two events, each timed here as its own row against the floor:
 
-  guard   the parent's PreToolUse on ``Task`` for a declaring droid: lets it through (prints nothing).
+  guard   the parent's PreToolUse on ``Task`` for a declaring droid: lets it through with the
+          briefing, every declared skill body whole, in front of its prompt (``updatedInput``).
   set     the sub-droid's SessionStart, all 8 handlers together (the wall time Droid waits):
-          part 1 prints the one-line note; parts 2..8 are shells that exit, no interpreter.
-  prompt  the sub-droid's UserPromptSubmit: the briefing, every declared skill body whole, found
-          through the captured e2e transcripts (tests/data/audit/droid: the parent holds the Task call).
+          part 1 reads the payload and stops at its calling_session_id; parts 2..8 exit; all
+          shells, no interpreter, nothing printed.
 
-Each runs one interpreter: goal <= DROID_GOAL x the floor. A "spawn" row runs the three one after
-another (no goal: three interpreters). The Claude Code row is the same UserPromptSubmit handler as
-Claude Code runs it (``${DROID_PLUGIN_ROOT}`` left to the shell, unset): one shell that exits.
-Verifiers check the outputs, and run the commands once with a ``python3`` on PATH that leaves a
-mark, so that "no interpreter" is checked, not inferred from the time.
+The guard runs one interpreter (goal <= DROID_GOAL x the floor), the set none (goal <= SHELL_GOAL);
+the "spawn" row runs the two one after another: the whole spawn path, one interpreter, goal <=
+DROID_GOAL. Verifiers check the outputs, and run the commands once with a ``python3`` on PATH that
+leaves a mark, so that "one interpreter" and "no interpreter" are checked, not inferred from the time.
 
 Imported by bench/run, which hands in its Row class and helpers; standard library only.
 """
@@ -29,16 +28,15 @@ DROID_GOAL = 1.25
 SHELL_GOAL = 0.5
 ROOT_VAR = "${DROID_PLUGIN_ROOT}"
 NOT_EXPANDED = "/PLUGIN_ROOT_NOT_EXPANDED_ERROR"
-NOTE = "briefing: this droid's declared skills follow in the next message."
-RECORDS = os.path.join("tests", "data", "audit", "droid", "home", ".factory", "sessions", "@SLUG@")
-PARENT = "1278700a-ec8b-4a71-b6c9-e18075b6a951"  # the e2e run's main session
-CHILD = "88cdb7ba-6cf2-4589-aee4-2cb2e635a6d2"  # its sub-droid "briefed" (callingToolUseId ...0001)
+PARENT = "1278700a-ec8b-4a71-b6c9-e18075b6a951"  # a main session's id, as Droid writes them
+CHILD = "88cdb7ba-6cf2-4589-aee4-2cb2e635a6d2"  # its sub-droid's
 DROID = "briefed"
+TASK = "TASK-FOR:briefed report your verdict"
 
 
 def machine(sc, repo, want):
     """Droid's side of the typical machine: .factory/droids and .factory/skills in the project (the
-    typical skills' bodies), and the e2e run's parent transcript with the sub-droid's first line."""
+    typical skills' bodies); the sessions folder the payloads name."""
     project = sc.project
     for name, body in want.items():
         put(os.path.join(project, ".factory", "skills", name, "SKILL.md"),
@@ -47,12 +45,8 @@ def machine(sc, repo, want):
         decl = "briefing:\n  skills: [%s]\n" % ", ".join(skills) if skills else ""
         put(os.path.join(project, ".factory", "droids", name + ".md"),
             "---\nname: %s\ndescription: Droid %s.\nmodel: inherit\n%s---\nYou are %s.\n" % (name, name, decl, name))
-    source = os.path.join(repo, RECORDS)
     folder = os.path.join(sc.home, ".factory", "sessions", project.replace("/", "-"))
-    for session, whole in ((PARENT, True), (CHILD, False)):
-        with open(os.path.join(source, session + ".jsonl"), encoding="utf-8") as f:
-            text = f.read() if whole else f.readline()  # at its first prompt the sub-droid's file has begun
-        put(os.path.join(folder, session + ".jsonl"), text.replace("@ROOT@/project", project))
+    os.makedirs(folder, exist_ok=True)
     return folder
 
 
@@ -63,24 +57,20 @@ def put(path, text):
 
 
 def payloads(sc, folder):
-    """The three payloads, in the shapes of payloads/droid/SAMPLES.json."""
+    """The two payloads, in the shapes of payloads/droid/SAMPLES.json."""
     common = {"cwd": sc.project, "permission_mode": "auto-high"}
     guard = dict(common, session_id=PARENT, transcript_path=os.path.join(folder, PARENT + ".jsonl"),
                  hook_event_name="PreToolUse", tool_name="Task",
                  tool_input={"subagent_type": DROID, "description": "e2e delegation",
-                             "prompt": "TASK-FOR:briefed report your verdict", "await": True})
+                             "prompt": TASK, "await": True})
     child = dict(common, session_id=CHILD, transcript_path=os.path.join(folder, CHILD + ".jsonl"))
     start = dict(child, hook_event_name="SessionStart", source="startup", calling_session_id=PARENT,
                  CLAUDE_ENV_FILE=os.path.join(sc.home, ".factory", "temp", "env", "droid-env-%s.sh" % CHILD))
-    prompt = dict(child, hook_event_name="UserPromptSubmit", message_id="8a145869-49fb-417a-bf8e-d6faf96fc0e2",
-                  has_images=False, prompt="# Task Tool Invocation\n\nSubagent type: %s\nTask description: e2e "
-                  "delegation\n\n## Task\n---BEGIN TASK FROM PARENT AGENT---\nTASK-FOR:briefed report your verdict\n"
-                  "---END TASK FROM PARENT AGENT---" % DROID)
-    return guard, start, prompt
+    return guard, start
 
 
 def rows(Row, base_env, make_verifier, handlers, hooks_json, sc, repo, bindir, stdin_dir, framing):
-    """[Row]: Droid's guard, set, prompt and whole spawn; Claude Code's UserPromptSubmit."""
+    """[Row]: Droid's guard, the sub-droid's SessionStart set, and the two as one spawn."""
     want = next(t[3] for t in sc.targets if t[0] == "hit" and t[1] == "claude")
     folder = machine(sc, repo, want)
     env = base_env(bindir, sc, "claude", repo)
@@ -93,42 +83,49 @@ def rows(Row, base_env, make_verifier, handlers, hooks_json, sc, repo, bindir, s
         return cmds or [":"]  # no handler: a row to time all the same, failed by its count of interpreters
 
     quiet = make_verifier("guard", DROID, {}, framing)  # exit 0, no traceback, prints nothing
+    briefed = guard_verifier(make_verifier("set", DROID, want, framing))
     out, stages = [], []
-    events = (("guard", "PreToolUse", "Task"), ("set", "SessionStart", "startup"), ("prompt", "UserPromptSubmit", ""))
-    for (event, hook_event, match), data in zip(events, payloads(sc, folder)):
+    events = (("guard", "PreToolUse", "Task", briefed, [1], DROID_GOAL),
+              ("set", "SessionStart", "startup", quiet, [0] * 8, SHELL_GOAL))
+    for (event, hook_event, match, check, started, goal), data in zip(events, payloads(sc, folder)):
         cmds = droid_cmds(hook_event, match)
         stdin = os.path.join(stdin_dir, "typical-droid-%s.json" % event)
         with open(stdin, "w") as f:
             json.dump(data, f)
-        check, started = {"guard": (quiet, [1]), "set": (note_verifier(quiet), [1] + [0] * 7),
-                          "prompt": (make_verifier("set", DROID, want, framing), [1])}[event]
         verify = counted(check, cmds, started, env, sc.project, stdin, stub)
         row = Row("typical/droid/%s/hit" % event, "typical droid %s hit (%s)" % (event, DROID), cmds, env,
                   sc.project, stdin, "hook", sc.name, event, verify)
-        row.goal = DROID_GOAL
+        row.goal = goal
         out.append(row)
         stages.append((cmds, stdin, verify))
-    spawn = Row("typical/droid/spawn/hit", "typical droid spawn hit (guard, set, prompt)",
+    spawn = Row("typical/droid/spawn/hit", "typical droid spawn hit (guard, then the sub-droid's start)",
                 [c for cmds, _, _ in stages for c in cmds], env, sc.project, stages[0][1], "hook", sc.name,
                 "spawn", staged_verifier(stages))
     spawn.stages = [cmds for cmds, _, _ in stages]
     spawn.stdin_paths = [path for cmds, path, _ in stages for _ in cmds]
-    spawn.goal = None
+    spawn.goal = DROID_GOAL  # the whole spawn path: one interpreter
     out.append(spawn)
-    # Claude Code runs the same UserPromptSubmit handler on every prompt: its shell test fails there.
-    cc_cmds = handlers(hooks_json, "UserPromptSubmit", "", repo)
-    cc_env = base_env(bindir, sc, "claude", repo)
-    cc_stdin = os.path.join(stdin_dir, "typical-claude-prompt.json")
-    with open(cc_stdin, "w") as f:
-        json.dump({"session_id": "56971daa-6378-427e-bd03-e2e19bde659f", "cwd": sc.project,
-                   "transcript_path": os.path.join(sc.home, ".claude", "projects", "p", "56971daa.jsonl"),
-                   "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "Review it."}, f)
-    row = Row("typical/claude/prompt", "typical claude prompt, the droid handler (a shell)", cc_cmds, cc_env,
-              sc.project, cc_stdin, "hook", sc.name, "prompt",
-              counted(quiet, cc_cmds, [0] * len(cc_cmds), cc_env, sc.project, cc_stdin, stub))
-    row.goal = SHELL_GOAL
-    out.append(row)
     return out
+
+
+def guard_verifier(briefing_check):
+    """The guard's output for a declaring droid: ``updatedInput`` whose prompt is the briefing, a
+    blank line, then the task as the parent model wrote it; the briefing is checked as a
+    SubagentStart context would be (``briefing_check``: bench/run's verifier, every body whole)."""
+    def verify(outs, errs, statuses):
+        problems, contexts = [], []
+        for text in outs:
+            try:
+                data = json.loads(text) if text.strip() else {}
+            except ValueError:
+                data = {}
+            prompt = ((data.get("hookSpecificOutput") or {}).get("updatedInput") or {}).get("prompt")
+            if not isinstance(prompt, str) or not prompt.endswith("\n\n" + TASK):
+                problems.append("the guard did not pass the task on behind a briefing: %r" % text[:160])
+                continue
+            contexts.append(json.dumps({"hookSpecificOutput": {"additionalContext": prompt[:-len(TASK) - 2]}}))
+        return problems + briefing_check(contexts, errs, statuses)
+    return verify
 
 
 def stub_interpreter(folder):
@@ -152,23 +149,6 @@ def interpreters(cmd, env, cwd, stdin, stub):
         return 0
     with open(mark) as f:
         return len(f.read().split())
-
-
-def note_verifier(quiet):
-    """The sub-droid's SessionStart: part 1 prints the note; parts 2..8 nothing (``quiet``: bench/run's
-    guard check, exit 0, no traceback, no output)."""
-    def verify(outs, errs, statuses):
-        problems = quiet(outs[1:], errs[1:], statuses[1:])
-        if statuses[0] != 0 or "Traceback" in errs[0]:
-            problems.append("part 1: status %d, stderr %r" % (statuses[0], errs[0][-160:]))
-        try:
-            context = (json.loads(outs[0]).get("hookSpecificOutput") or {}).get("additionalContext")
-        except ValueError:
-            context = outs[0][:160]
-        if context != NOTE:
-            problems.append("part 1 printed %r, not the note" % context)
-        return problems
-    return verify
 
 
 def counted(check, cmds, started, env, cwd, stdin, stub):

@@ -8,7 +8,6 @@ contains. A second session makes the briefed sub-droid compact twice (the fake r
 prompt over ``compactionTokenLimit``) and reads the requests after each compaction.
 """
 import json
-import os
 import re
 
 import pytest
@@ -18,7 +17,7 @@ from fakes import text, tool_use
 from framing import rebuild
 import droid_runner
 from droid_runner import FakeDroid, task
-from runners import Missing
+from runners import cli_or_skip
 
 SECRET = "MAGIC-DROID-5e1b"
 OTHER = "OTHER-DROID-77c0"
@@ -60,13 +59,7 @@ def spawning(turns):
 
 
 def droid_or_skip():
-    try:
-        return droid_runner.droid_cli()
-    except Missing as missing:
-        message = "e2e: %s" % missing
-        if os.environ.get("BRIEFING_E2E_REQUIRED") == "1":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message + " (set BRIEFING_E2E_REQUIRED=1 to make this an error)")
+    return cli_or_skip(droid_runner.droid_cli)
 
 
 @pytest.fixture(scope="module")
