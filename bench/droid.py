@@ -14,7 +14,10 @@ A spawn there runs two events, each timed here as its own row against the floor:
 
 The guard runs one interpreter (goal <= DROID_GOAL x the floor), the set none (goal <= SHELL_GOAL);
 the "spawn" row runs the two one after another: the whole spawn path, one interpreter, goal <=
-DROID_GOAL. Verifiers check the outputs, and run the commands once with a ``python3`` on PATH that
+DROID_GOAL. Two more rows time the PostToolUse handler on a sub-droid's LS: before any compaction
+(the shell reads the transcript's first line and finds no compaction: no interpreter, goal <=
+SHELL_GOAL), and after a compaction that removed the prompt (the briefing again: one interpreter,
+goal <= DROID_GOAL). Verifiers check the outputs, and run the commands once with a ``python3`` on PATH that
 leaves a mark, so that "one interpreter" and "no interpreter" are checked, not inferred from the time.
 
 Imported by bench/run, which hands in its Row class and helpers; standard library only.
@@ -32,6 +35,32 @@ PARENT = "1278700a-ec8b-4a71-b6c9-e18075b6a951"  # a main session's id, as Droid
 CHILD = "88cdb7ba-6cf2-4589-aee4-2cb2e635a6d2"  # its sub-droid's
 DROID = "briefed"
 TASK = "TASK-FOR:briefed report your verdict"
+
+
+def sub_droid_transcript(folder, compacted):
+    """A sub-droid's transcript as Droid writes it (compact JSON): its first line, the reminders, the
+    Task prompt with a briefing's opening, an LS call; ``compacted``: then a compaction that removed
+    everything up to that call's result (tests/test_briefing_droid.py builds the same)."""
+    def line(record):
+        return json.dumps(record, separators=(",", ":")) + "\n"
+    prompt = ("# Task Tool Invocation\n\nSubagent type: %s\nTask description: d\n\n## Task\n"
+              "---BEGIN TASK FROM PARENT AGENT---\n<briefing agent=\"%s\" part=\"1/1\" seal=\"00\">\n"
+              "</briefing seal=\"00\">\n\n%s\n---END TASK FROM PARENT AGENT---" % (DROID, DROID, TASK))
+    text = line({"type": "session_start", "id": CHILD, "callingSessionId": PARENT, "callingToolUseId": "toolu_1"})
+    text += line({"type": "message", "id": "context-1", "message": {"role": "user", "content": [
+        {"type": "text", "text": "<system-reminder>\nAvailable skills\n</system-reminder>"}]}})
+    text += line({"type": "message", "id": "m-task", "message": {"role": "user", "content": [
+        {"type": "text", "text": prompt}]}})
+    text += line({"type": "message", "id": "m-c1", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c1", "name": "LS", "input": {}}]}})
+    text += line({"type": "message", "id": "m-r1", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "is_error": False, "content": "x"}]}})
+    if compacted:
+        text += line({"type": "compaction_state", "id": "cs", "removedCount": 4,
+                      "anchorMessage": {"id": "m-r1", "index": 3}})
+    path = os.path.join(folder, "%s-%s.jsonl" % (CHILD, "compacted" if compacted else "fresh"))
+    put(path, text)
+    return path
 
 
 def machine(sc, repo, want):
@@ -105,6 +134,21 @@ def rows(Row, base_env, make_verifier, handlers, hooks_json, sc, repo, bindir, s
     spawn.stdin_paths = [path for cmds, path, _ in stages for _ in cmds]
     spawn.goal = DROID_GOAL  # the whole spawn path: one interpreter
     out.append(spawn)
+    # A sub-droid's tool call of the kinds hooks.json's PostToolUse matcher names (LS, Execute, Create).
+    cmds = droid_cmds("PostToolUse", "LS")
+    for compacted, check, started, goal in ((False, quiet, [0], SHELL_GOAL),
+                                            (True, make_verifier("set", DROID, want, framing), [1], DROID_GOAL)):
+        kind = "after-compaction" if compacted else "tool-call"
+        stdin = os.path.join(stdin_dir, "typical-droid-%s.json" % kind)
+        with open(stdin, "w") as f:
+            json.dump({"session_id": CHILD, "transcript_path": sub_droid_transcript(folder, compacted),
+                       "cwd": sc.project, "permission_mode": "auto-high", "hook_event_name": "PostToolUse",
+                       "tool_name": "LS", "tool_input": {}, "tool_response": "x"}, f, separators=(",", ":"))
+        row = Row("typical/droid/%s/hit" % kind, "typical droid %s hit (%s: LS, %s)" % (
+            kind, DROID, "the briefing again" if compacted else "no compaction yet"), cmds, env, sc.project,
+            stdin, "hook", sc.name, kind, counted(check, cmds, started, env, sc.project, stdin, stub))
+        row.goal = goal
+        out.append(row)
     return out
 
 

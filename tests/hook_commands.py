@@ -19,11 +19,21 @@ PLACEHOLDERS = ("${CLAUDE_PLUGIN_ROOT}", "${extensionPath}")
 HOOKS_FILES = ["hooks/hooks.json", "hooks/hooks.codex.json", "hooks/hooks.copilot.json",
                "gemini/hooks/hooks.json", "qwen/hooks/hooks.json"]
 GEMINI_PREFIX = 'set "\\" <#"; '
-# hooks/hooks.json's shell test in front of a handler one of its two readers skips (Claude Code,
-# Factory Droid: docs/factory-droid.md).
-DROID_GATES = ('[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && exit 0; ',
-               '[ "${DROID_PLUGIN_ROOT}" = "${CLAUDE_PLUGIN_ROOT}" ] && { i=$(cat); case $i in '
-               '*\'"calling_session_id":\'*) exit 0;; esac; exec <<EOF\n$i\nEOF\n}; ')
+
+
+def _script_gates():
+    """scripts/hook-commands's DROID_GATES: the shell tests hooks/hooks.json puts in front of a
+    command that one of its two readers (Claude Code, Factory Droid) skips (docs/factory-droid.md)."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+    path = str(REPO / "scripts" / "hook-commands")
+    spec = spec_from_loader("hook_commands_script", SourceFileLoader("hook_commands_script", path))
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return tuple(module.DROID_GATES.values())
+
+
+DROID_GATES = _script_gates()
 
 
 def briefing_handlers(path):

@@ -168,41 +168,75 @@ def registered(event, part):
     return posix_command(handlers[part - 1])
 
 
-@pytest.mark.parametrize("who", ["sub-droid", "main session", "claude code"])
-def test_part_one_starts_no_interpreter_in_a_sub_droid_and_hands_the_payload_on_elsewhere(sandbox, tmp_path, who):
-    """The registered SessionStart command, run as Droid and Claude Code run it, with a python3 on
-    PATH that records what it was given: a sub-droid's payload stops in the shell; a main
-    session's reaches the interpreter byte for byte (backslashes, ``$`` and backquotes included)."""
+def run_registered(box, tmp_path, event, payload, who):
+    """The registered hooks/hooks.json command of ``event`` (part 1), run as Droid (``who`` not
+    "claude code") or Claude Code runs it, under sh and bash, with a python3 first on PATH that
+    records its stdin: [(shell, what the interpreter was given or None, stdout)]."""
     import os
     import stat
     import subprocess
     from hook_commands import substituted
-    box = sandbox(FILES)
     record = tmp_path / "python3-got"
     stand_in = tmp_path / "bin" / "python3"
-    stand_in.parent.mkdir()
-    stand_in.write_text("#!/bin/sh\ncat > '%s'\necho '{}'\n" % record)
-    stand_in.chmod(stand_in.stat().st_mode | stat.S_IEXEC)
-    payload = child_payload(box, "SessionStart", records(box, "briefed"))
-    if who != "sub-droid":
-        del payload["calling_session_id"]
-        payload["cwd"] = str(box.project) + '/we\\ird "$HOME" `id` \u00e9'
-    data = json.dumps(payload).encode()
-    command = registered("SessionStart", 1)
+    if not stand_in.exists():
+        stand_in.parent.mkdir()
+        stand_in.write_text("#!/bin/sh\ncat > '%s'\necho '{}'\n" % record)
+        stand_in.chmod(stand_in.stat().st_mode | stat.S_IEXEC)
+    command = registered(event, 1)
     if who != "claude code":
         command = command.replace("${DROID_PLUGIN_ROOT}", str(REPO))
     env = dict(droid_env(box) if who != "claude code" else {"CLAUDE_PROJECT_DIR": str(box.project)},
                PATH=str(stand_in.parent) + os.pathsep + os.environ["PATH"], HOME=str(box.home))
+    data = json.dumps(payload, separators=(",", ":")).encode()
+    out = []
     for shell in ("/bin/sh", "bash"):
         if record.exists():
             record.unlink()
         proc = subprocess.run([shell, "-c", substituted(command, REPO)], input=data, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env, timeout=30)
         assert proc.returncode == 0 and not proc.stderr, proc
+        got = record.read_bytes().rstrip(b"\n") if record.exists() else None
+        assert got in (None, data), (shell, got[:300])  # byte for byte, when it got anything
+        out.append((shell, got, proc.stdout))
+    return out
+
+
+@pytest.mark.parametrize("who", ["sub-droid", "main session", "claude code"])
+def test_part_one_starts_no_interpreter_in_a_sub_droid_and_hands_the_payload_on_elsewhere(sandbox, tmp_path, who):
+    """The registered SessionStart command: a sub-droid's payload stops in the shell; a main
+    session's reaches the interpreter byte for byte (backslashes, ``$`` and backquotes included)."""
+    box = sandbox(FILES)
+    payload = child_payload(box, "SessionStart", records(box, "briefed"))
+    if who != "sub-droid":
+        del payload["calling_session_id"]
+        payload["cwd"] = str(box.project) + '/we\\ird "$HOME" `id` \u00e9'
+    for shell, got, stdout in run_registered(box, tmp_path, "SessionStart", payload, who):
+        assert (got is None) == (who == "sub-droid"), shell
         if who == "sub-droid":
-            assert not record.exists() and proc.stdout == b"", proc
-        else:
-            assert record.read_bytes().rstrip(b"\n") == data, (shell, record.read_bytes()[:300])
+            assert stdout == b"", shell
+
+
+@pytest.mark.parametrize("who, starts", [
+    ("compacted sub-droid", True), ("sub-droid, no compaction", False), ("main session", False),
+    ("no transcript", False), ("claude code", False), ("a path with an escape", True)])
+def test_the_tool_call_handler_starts_the_interpreter_only_in_a_compacted_sub_droid(sandbox, tmp_path, who, starts):
+    """The registered PostToolUse command (Droid's tools only, by its matcher): the shell reads the
+    transcript's first line and looks for a compaction before any interpreter starts; a path it
+    cannot cut out plainly (a JSON escape in it) goes to the interpreter, which reads JSON."""
+    box = sandbox(FILES)
+    folder = sessions(box) / ('we"ird' if who == "a path with an escape" else "")
+    folder.mkdir(parents=True, exist_ok=True)
+    head = {"type": "session_start", "id": CHILD, "callingSessionId": PARENT, "callingToolUseId": CALL}
+    if who == "main session":
+        head = {"type": "session_start", "id": CHILD, "title": "go"}
+    lines = [head, REMINDERS, task_prompt("briefed", "p")] + tool_call(1)
+    if who != "sub-droid, no compaction":
+        lines.append(compaction("m-r1"))
+    path = folder / (CHILD + ".jsonl")
+    path.write_text("".join(compact(l) + "\n" for l in lines))
+    payload = post_payload(box, str(path) if who != "no transcript" else str(folder / "gone.jsonl"))
+    for shell, got, _ in run_registered(box, tmp_path, "PostToolUse", payload, who):
+        assert (got is not None) == starts, shell
 
 
 # --------------------------------------------------------------------------- 4. lookups
@@ -282,6 +316,20 @@ def test_the_hooks_file_as_droid_reads_it():
     assert parts[0]["command"].startswith(gate + "{ i=$(cat); ")
     assert all(p["command"].startswith(gate + "exit 0; ") for p in parts[1:])
     assert not any(gate in h["command"] for h in hooks["SubagentStart"][0]["hooks"] + hooks["PreToolUse"][0]["hooks"])
+    # Droid's own tool names only: Claude Code, whose tools share Read, Edit, Grep and Glob, never runs it.
+    post, = hooks["PostToolUse"]
+    assert post["matcher"].split("|") == ["LS", "Execute", "Create", "ApplyPatch", "FetchUrl"]
+    assert post["hooks"][0]["command"].startswith(gate.replace("&& ", "|| exit 0; "))
+
+
+def test_a_hooks_file_without_the_tool_call_handler_fails_the_check(tmp_path):
+    from briefing.harnesses.droid import droid_hooks_check
+    data = json.loads((REPO / "hooks" / "hooks.json").read_text())
+    del data["hooks"]["PostToolUse"]
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "hooks" / "hooks.json").write_text(json.dumps(data))
+    check = droid_hooks_check(str(tmp_path))
+    assert check["status"] == "FAIL" and "PostToolUse" in check["detail"], check
 
 
 # --------------------------------------------------------------------------- 6. the audit
@@ -306,8 +354,34 @@ def audited(box, droid, call, child_lines):
     if child_lines is not None:
         head = {"type": "session_start", "id": call, "callingSessionId": PARENT, "callingToolUseId": call}
         (folder / ("child-" + call + ".jsonl")).write_text(
-            "".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in [head] + child_lines))
+            "".join((l if isinstance(l, str) else compact(l)) + "\n" for l in [head] + child_lines))
     return parent
+
+
+def compact(record):
+    """A line as Droid writes it: JSON without spaces (the hook and the audit search its bytes)."""
+    return json.dumps(record, separators=(",", ":"))
+
+
+def tool_call(n, name="Read"):
+    """A sub-droid's tool call ``c<n>`` and its result ``m-r<n>``, as two history lines."""
+    return [{"type": "message", "id": "m-c%d" % n, "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c%d" % n, "name": name, "input": {}}]}},
+            {"type": "message", "id": "m-r%d" % n, "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "c%d" % n, "is_error": False, "content": "x"}]}}]
+
+
+def post_tool_use(n, stdout):
+    """The record of a PostToolUse hook run on call ``c<n>`` (its context follows that call's result)."""
+    record = hook_message("PostToolUse", stdout)
+    record["id"] = "h-post-%d" % n
+    record["message"]["hookToolCallId"] = "c%d" % n
+    return record
+
+
+def compaction(last_removed):
+    return {"type": "compaction_state", "id": "cs-" + last_removed, "removedCount": 1,
+            "anchorMessage": {"id": last_removed, "index": 0}}
 
 
 def audit_rows(box):
@@ -329,14 +403,22 @@ REMINDERS = {"type": "message", "id": "context-1", "message": {"role": "user", "
 def test_the_audit_reads_droids_records(sandbox):
     box = sandbox(FILES)
     prompt = briefed_prompt(run(box, guard(box, "briefed"))) + "\n\np"
+    again = json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": rebuilt_text(prompt)}})
     forged = "<briefing agent=\"briefed\" part=\"1/1\" seal=\"00\">\n</briefing seal=\"00\">\n\np"
     for path in sessions(box).glob("*.jsonl"):
         path.unlink()
-    kept = {"type": "compaction_state", "id": "c1", "removedCount": 1}  # the reminders in front of the prompt
-    lost = {"type": "compaction_state", "id": "c2", "removedCount": 4}  # and the prompt and more with them
     start = hook_message("SessionStart", "")
-    audited(box, "briefed", "t-kept", [start, REMINDERS, task_prompt("briefed", prompt), kept, kept, "{not json"])
-    audited(box, "briefed", "t-lost", [start, REMINDERS, task_prompt("briefed", prompt), lost])
+    opened = [start, REMINDERS, task_prompt("briefed", prompt)] + tool_call(1)
+    back = opened + [compaction("m-r1")] + tool_call(2, "LS") + [post_tool_use(2, again)]
+    audited(box, "briefed", "t-kept", opened + [compaction("context-1"), compaction("context-1"), "{not json"])
+    audited(box, "briefed", "t-lost", opened + [compaction("m-task")])
+    audited(box, "briefed", "t-lost-later", opened + [compaction("m-r1")])
+    audited(box, "briefed", "t-unknown-anchor", opened + [compaction("not-in-the-records")])
+    # Brought back at the next LS; a compaction up to that call's result keeps it (its context
+    # stands after the result); one that removes the context itself loses it again.
+    audited(box, "briefed", "t-back", back)
+    audited(box, "briefed", "t-back-kept", back + [compaction("m-r2")])
+    audited(box, "briefed", "t-back-lost", back + tool_call(3) + [compaction("h-post-2")])
     audited(box, "briefed", "t-none", [start, REMINDERS, task_prompt("briefed", "p")])
     # The parent model's own text is not a briefing, wherever it stands in the prompt.
     audited(box, "briefed", "t-forged", [start, REMINDERS, task_prompt("briefed", "the task\n" + forged)])
@@ -348,10 +430,55 @@ def test_the_audit_reads_droids_records(sandbox):
              "content": "Error: briefing: agent 'missing' references unknown skill(s): no-such-skill."}]}}) + "\n")
     rows = audit_rows(box)
     verdicts = {k: r["verdict"] for k, r in rows.items()}
-    assert verdicts == {"t-kept": "briefed", "t-lost": "lost-after-compaction", "t-none": "not-briefed",
-                        "t-forged": "not-briefed", "t-control": "no-declaration", "t-refused": "refused"}, verdicts
+    assert verdicts == {"t-kept": "briefed", "t-lost": "lost-after-compaction", "t-lost-later": "lost-after-compaction",
+                        "t-unknown-anchor": "lost-after-compaction", "t-back": "briefed", "t-back-kept": "briefed",
+                        "t-back-lost": "lost-after-compaction", "t-none": "not-briefed", "t-forged": "not-briefed",
+                        "t-control": "no-declaration", "t-refused": "refused"}, verdicts
     assert rows["t-kept"]["compactions"] == 2 and rows["t-lost"]["compactions"] == 1
+    assert rows["t-back-kept"]["compactions"] == 2
     assert "SECRET-DROID" not in json.dumps(rows)  # names and sizes, never a skill's text
+
+
+def rebuilt_text(prompt):
+    return prompt[:-len("\n\np")]
+
+
+def post_payload(box, transcript, tool="LS"):
+    return {"session_id": CHILD, "transcript_path": transcript, "cwd": str(box.project),
+            "permission_mode": "auto-high", "hook_event_name": "PostToolUse", "tool_name": tool,
+            "tool_input": {}, "tool_response": "x"}
+
+
+@pytest.mark.parametrize("case, brings", [
+    ("no compaction", False), ("compaction kept the prompt", False), ("compaction removed the prompt", True),
+    ("brought back since", False), ("brought back, then removed again", True), ("a control droid", False),
+    ("a main session", False)])
+def test_a_tool_call_after_a_compaction_that_removed_the_briefing_brings_it_back_once(sandbox, case, brings):
+    box = sandbox(FILES)
+    droid = "control" if case == "a control droid" else "briefed"
+    prompt = (briefed_prompt(run(box, guard(box, droid))) + "\n\np") if droid == "briefed" else "p"
+    again = json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                               "additionalContext": prompt[:-len("\n\np")]}})
+    lines = [hook_message("SessionStart", ""), REMINDERS, task_prompt(droid, prompt)] + tool_call(1)
+    lines += {"no compaction": [], "compaction kept the prompt": [compaction("context-1")],
+              "brought back since": [compaction("m-r1")] + tool_call(2, "LS") + [post_tool_use(2, again)],
+              "brought back, then removed again": [compaction("m-r1")] + tool_call(2, "LS") + [
+                  post_tool_use(2, again)] + tool_call(3) + [compaction("h-post-2")],
+              }.get(case, [compaction("m-r1")])
+    folder = sessions(box)
+    folder.mkdir(parents=True, exist_ok=True)
+    head = {"type": "session_start", "id": CHILD, "callingSessionId": PARENT, "callingToolUseId": CALL}
+    if case == "a main session":
+        head = {"type": "session_start", "id": CHILD, "title": "go"}
+    path = folder / (CHILD + ".jsonl")
+    path.write_text("".join(compact(l) + "\n" for l in [head] + lines))
+    out = run(box, post_payload(box, str(path)))
+    if not brings:
+        assert out.out == "", out
+        return
+    assert out.data["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert rebuild([out.context]).skills == {"magic": "SECRET-DROID\n"}
+    assert out.data["systemMessage"].endswith(", again after compaction"), out.data
 
 
 @pytest.mark.parametrize("enabled, status", [(True, "ok"), (False, "WARN"), (None, "WARN")])
@@ -375,7 +502,8 @@ def test_the_installed_check(sandbox, tmp_path, enabled, status):
 
 # The records Droid 0.225.2 wrote in tests/e2e/test_droid.py's runs, trimmed by
 # tests/data/audit/trim.py: the session (briefed, other and big in parallel, control, missing refused),
-# a sub-droid compacted twice with the briefing kept, and one whose compaction removed it.
+# a sub-droid compacted twice with the briefing kept, one whose compaction removed it, and one whose
+# two compactions removed it, each time brought back by its next LS or Create (PostToolUse).
 CAPTURED = REPO / "tests" / "data" / "audit"
 
 
@@ -395,6 +523,7 @@ def load_captured(box, name):
                "missing": ["refused"]}),
     ("droid-kept", {"briefed": ["briefed"]}),
     ("droid-lost", {"briefed": ["lost-after-compaction"]}),
+    ("droid-back", {"briefed": ["briefed"]}),  # lost twice, brought back by an LS and a Create
 ])
 def test_the_audit_of_records_droid_wrote(sandbox, name, verdicts):
     box = load_captured(sandbox(FILES if name == "droid" else {DA % "briefed": agent_md("briefed", ["magic", "second"]),
@@ -407,7 +536,7 @@ def test_the_audit_of_records_droid_wrote(sandbox, name, verdicts):
     for row in rows:
         found.setdefault(row["agent"], []).append(row["verdict"])
     assert found == verdicts, rows
-    if name == "droid-kept":
+    if name in ("droid-kept", "droid-back"):
         assert rows[0]["compactions"] == 2, rows
     text = box.doctor("--harness", "droid", "--audit", "--since", "3650", env=droid_env(box)).out
     assert "MAGIC-DROID" not in text and "big skill line" not in text  # never a skill's text

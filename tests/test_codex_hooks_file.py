@@ -258,8 +258,9 @@ def trust(rel, events):
 
 NEW_KEYS = (("session_start", 1), ("pre_tool_use", 1), ("subagent_start", 1), ("post_tool_use", 1),
             ("user_prompt_submit", 1))
-# hooks/hooks.json as it is now.
-OLD_KEYS = (("session_start", PARTS), ("pre_tool_use", 1), ("subagent_start", PARTS))
+# hooks/hooks.json as it is now (Factory Droid's PostToolUse handler included: Codex lists it,
+# though its matcher names none of Codex's tools).
+OLD_KEYS = (("session_start", PARTS), ("pre_tool_use", 1), ("subagent_start", PARTS), ("post_tool_use", 1))
 
 
 def installed_copy(layout):

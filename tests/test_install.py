@@ -75,7 +75,7 @@ def test_the_fast_path_comes_first_and_the_part_last(rel):
         command = handler["command"]
         first = first_attempt(command)
         assert first[:4] == ["python3", "-I", "-S", "-B"] and first[4].endswith("/hooks/briefing-preload"), command
-        tail = first[-2:] if rel == "hooks/hooks.json" and event != "PreToolUse" else []
+        tail = first[-2:] if rel == "hooks/hooks.json" and event not in ("PreToolUse", "PostToolUse") else []
         if tail:
             assert tail[0] == "--part", command
         # The fallback gets the first attempt's status and the same --part; a vanished folder is

@@ -138,6 +138,21 @@ def read_tail(path, size):
     return b"".join(chunks)
 
 
+def read_head(path, size):
+    """The first ``size`` bytes of a harness's own record file, or None when it cannot be read
+    (a regular file, ``open_regular``; one ``pread``, so the cost does not grow with the file)."""
+    try:
+        fd, _ = open_regular(path)
+    except Unreadable:
+        return None
+    try:
+        return os.pread(fd, size, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def read_json(path):
     """A JSON file as a value, or None when absent; malformed files are reported and skipped."""
     try:

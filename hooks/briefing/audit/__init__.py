@@ -252,21 +252,13 @@ def skip_line(handle, budget):
 
 def head_line(path, size=1024 * 1024):
     """The first line of a record file as an object, or None (not there, not JSON, too long)."""
-    from ..files import open_regular
+    from ..files import read_head
     from ..jsontext import parse_json
-    from ..records import Unreadable
-    try:
-        fd, _ = open_regular(path)
-    except Unreadable:
+    data = read_head(path, 64 * 1024)  # a Codex session_meta is about 22 kB
+    if data is not None and b"\n" not in data and len(data) == 64 * 1024:
+        data = read_head(path, size)
+    if not data:
         return None
-    try:
-        data = os.pread(fd, 64 * 1024, 0)  # a Codex session_meta is about 22 kB
-        if b"\n" not in data and len(data) == 64 * 1024:
-            data = os.pread(fd, size, 0)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     line = data.split(b"\n", 1)[0]
     try:
         value = parse_json(line.decode("utf-8"))

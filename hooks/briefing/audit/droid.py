@@ -5,21 +5,15 @@
 ``message`` with ``hookEventName`` and ``hookResults`` (each hook's stdout, verbatim). A run is
 a ``Task`` tool_use in a parent session: refused when its tool_result is an error carrying
 briefing's reason; briefed when the Task prompt that opens the sub-droid's own file (the guard's
-``updatedInput``) begins with the briefing. A ``compaction_state`` line says how many messages
-the compaction removed from the front of the history: the briefing was kept when they were all
-in front of the prompt (Droid's reminders), else lost with it.
+``updatedInput``) begins with the briefing, and again when a PostToolUse brought it back after a
+compaction removed it. A ``compaction_state`` line names the last message the compaction removed:
+what stands after it was kept (harnesses/droid.py reads the file the same way for the hook).
 """
 import os
 
-from . import Run, Session, head_line, older_copies, record_lines
+from . import Run, Session, head_line, older_copies, open_record, record_lines
 
 NEEDLES = (b'"Task"', b'"tool_result"', b'"hookResults"', b'"compaction_state"')
-# A sub-droid's file: every message counts (its place in the history), and its compactions.
-CHILD_NEEDLES = (b'"message"', b'"compaction_state"')
-
-# Where the task the parent model wrote starts in the prompt Droid renders for a sub-droid
-# (facts/factory-droid.md §2): the guard puts the briefing first there.
-TASK_START = "---BEGIN TASK FROM PARENT AGENT---\n"
 
 
 def sessions_dir(machine):
@@ -49,78 +43,45 @@ def sessions(machine, since, newest=None):
     return found[:newest] if newest else found
 
 
-def contexts(line, event):
-    """The additionalContext texts a hook message of ``event`` recorded."""
-    from ..jsontext import parse_json
-    message = line.get("message") if isinstance(line.get("message"), dict) else {}
-    if message.get("hookEventName") != event:
-        return []
-    out = []
-    for result in message.get("hookResults") or ():
-        stdout = result.get("stdout") if isinstance(result, dict) else None
-        if not isinstance(stdout, str) or not stdout.startswith("{"):
-            continue
-        try:
-            data = parse_json(stdout)
-        except ValueError:
-            continue
-        hso = data.get("hookSpecificOutput") if isinstance(data, dict) else None
-        if isinstance(hso, dict) and isinstance(hso.get("additionalContext"), str):
-            out.append(hso["additionalContext"])
-    return out
-
-
 def blocks(line):
     message = line.get("message") if isinstance(line.get("message"), dict) else {}
     content = message.get("content")
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def prompt_briefing(line):
-    """The briefing a sub-droid's Task prompt opens with (from the task's start on), or None."""
-    message = line.get("message") if isinstance(line.get("message"), dict) else {}
-    if message.get("role") != "user":
-        return None
-    for block in blocks(line):
-        text = block.get("text") if block.get("type") == "text" else None
-        if isinstance(text, str) and text.startswith("# Task Tool Invocation"):
-            at = text.find(TASK_START)
-            if at >= 0 and text.startswith("<briefing agent=", at + len(TASK_START)):
-                return text[at + len(TASK_START):]
-            return ""
-    return None
-
-
-def in_history(line):
-    """Whether a message line is one of the messages Droid sends the model (a hook's own record,
-    shown to the user only, is not, unless it carried a context)."""
-    message = line.get("message") if isinstance(line.get("message"), dict) else {}
-    if message.get("visibility") == "user_only":
-        return bool(contexts(line, message.get("hookEventName")))
-    return line.get("type") == "message"
-
-
 def read_child(run, path, log):
-    """The sub-droid's own file: the briefing its Task prompt carried, and its compactions. The
-    prompt's place in the history is the number of messages in front of it."""
-    in_front, texts = 0, None
-    for _, line in record_lines(path, CHILD_NEEDLES, log, "droid"):
-        if line.get("type") == "compaction_state":
-            run.compact()
-            removed = line.get("removedCount")
-            if texts and isinstance(removed, int) and removed <= in_front:
-                run.deliver("Task prompt (kept by Droid's compaction)", texts)
+    """The sub-droid's own file: the briefing its Task prompt carried, its compactions, and what
+    came back after one (PostToolUse), read as the hook reads it (``harnesses.droid.droid_timeline``:
+    a compaction keeps what stands after the last message it removed)."""
+    from ..harnesses.droid import droid_timeline
+    opened = open_record(path, log, "droid")
+    if opened is None:
+        return
+    handle, info = opened
+    limit = min(log.per_file, max(log.bytes_left, 0))
+    try:
+        if info.st_size > limit:
+            log.problem("droid", path, "only its first %d of %d bytes were read (the audit's bound)" % (
+                limit, info.st_size))
+        data = handle.read(limit)
+    except OSError as exc:
+        log.problem("droid", path, "unreadable: %s" % (exc.strerror or exc))
+        return
+    finally:
+        handle.close()
+    log.bytes_left -= len(data)
+    held = []
+    for event in droid_timeline(data)["events"]:
+        if event[0] == "deliver":
+            _, how, text, place = event
+            run.deliver("Task prompt (the guard's updatedInput)" if how == "Task prompt"
+                        else "PostToolUse (again after Droid's compaction)", [text])
+            held.append((place, text))
             continue
-        if texts is not None:
-            continue
-        found = prompt_briefing(line)
-        if found is None:
-            in_front += in_history(line)
-        elif found:
-            texts = [found]
-            run.deliver("Task prompt (the guard's updatedInput)", texts)
-        else:
-            texts = []  # the prompt without a briefing: nothing was delivered
+        run.compact()
+        held = [(place, text) for place, text in held if place > event[1]]
+        if held:
+            run.deliver("kept by Droid's compaction", [held[-1][1]])
 
 
 def read(machine, session, log):

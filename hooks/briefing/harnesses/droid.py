@@ -16,7 +16,7 @@ prompt (docs/factory-droid.md says where that ends).
 """
 import os
 
-from ..files import is_dir, is_file, read_json, shown_path, top_level_files
+from ..files import is_dir, is_file, is_inside, read_head, read_json, read_tail, shown_path, top_level_files
 from . import HARNESSES, Harness
 from ..lookup import declaring_md_agents, find_in_tree, first_usable, load_md_agent, named_skill_files
 from ..names import split_plugin_name
@@ -151,11 +151,170 @@ def droid_updated_input(event, arguments):
     return {"hookSpecificOutput": {"hookEventName": event, "updatedInput": arguments}}
 
 
+# -- a sub-droid's compactions ---------------------------------------------------
+#
+# Droid keeps a sub-droid's newest messages that fit its budget and removes everything before them
+# (docs/factory-droid.md): at a real compaction that is usually the Task prompt, and the briefing
+# with it. No hook runs there; the sub-droid's next tool call of the kinds in hooks.json's
+# PostToolUse matcher brings it back, as additionalContext, which Droid puts after that call's
+# result. Whether the briefing is still in the history is read off the sub-droid's transcript:
+# every history message is a line with its ``id``; a PostToolUse context is the hook's record
+# (``hookToolCallId``), placed right after that call's ``tool_result`` line; a ``compaction_state``
+# line's ``anchorMessage`` is the last message the compaction removed (read in the 0.225.2 binary).
+
+# How much of a sub-droid's transcript is read: its head (the first line, Droid's reminders and
+# the Task prompt with the briefing) and its newest bytes, together at most RECORD_BYTES.
+HEAD_BYTES = 2 * 1024 * 1024
+RECORD_BYTES = 32 * 1024 * 1024
+# The prompt Droid renders for a sub-droid (facts §2): its header names the droid, and the task
+# the parent model wrote starts after TASK_START, where the guard puts the briefing first.
+TASK_HEADER = "# Task Tool Invocation\n\nSubagent type: "
+TASK_START = "---BEGIN TASK FROM PARENT AGENT---\n"
+
+
+def sub_droid_transcript(machine, payload):
+    """The bytes of the transcript of the sub-droid a hook runs in, or None: a main session (its
+    first line has no ``callingSessionId``), or a path outside Droid's sessions folder."""
+    path = payload.get("transcript_path")
+    sessions = os.path.join(factory_dir(machine), "sessions")
+    if not isinstance(path, str) or "\0" in path or not is_inside(path, sessions):
+        return None
+    head = read_head(path, HEAD_BYTES)
+    if not head or b'"callingSessionId":' not in head.split(b"\n", 1)[0]:
+        return None
+    tail = read_tail(path, RECORD_BYTES)
+    if tail is None:
+        return None
+    # A longer file: its head, then its newest bytes (a line cut at the seam is not JSON, skipped).
+    return tail if len(tail) < RECORD_BYTES else head + b"\n" + tail[len(head):]
+
+
+def line_at(data, at):
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    return start, data[start:end if end >= 0 else len(data)]
+
+
+def parsed(line):
+    from ..jsontext import parse_json
+    try:
+        value = parse_json(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def user_texts(record):
+    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    content = message.get("content") if message.get("role") == "user" else None
+    return [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+            and isinstance(b.get("text"), str)] if isinstance(content, list) else []
+
+
+def hook_contexts(record, event):
+    """The additionalContext texts a hook record of ``event`` holds (its stdout, verbatim)."""
+    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    if message.get("hookEventName") != event:
+        return []
+    out = []
+    for result in message.get("hookResults") or ():
+        stdout = result.get("stdout") if isinstance(result, dict) else None
+        data = parsed(stdout.encode("utf-8")) if isinstance(stdout, str) and stdout.startswith("{") else None
+        hso = data.get("hookSpecificOutput") if data else None
+        if isinstance(hso, dict) and isinstance(hso.get("additionalContext"), str):
+            out.append(hso["additionalContext"])
+    return out
+
+
+def history_place(data, start, record):
+    """Where a message stands in the history Droid sends: its line, or for a hook's context (a
+    record with ``hookToolCallId``), just after the line of that call's result."""
+    call = (record.get("message") or {}).get("hookToolCallId") if isinstance(record.get("message"), dict) else None
+    if isinstance(call, str) and call:
+        at = data.find(('"tool_use_id":"%s"' % call).encode("utf-8"))
+        if at >= 0:
+            return line_at(data, at)[0] + 0.5
+        return start + 0.5
+    return start
+
+
+def droid_timeline(data):
+    """What a sub-droid's transcript says of its briefing, in order: {"droid": the prompt's
+    subagent type, "events": [("deliver", how, text, place) | ("compact", place of the last
+    message removed)]}, where place is a position in the history (``history_place``)."""
+    droid, events = None, []
+    at = 0
+    while True:
+        hits = [i for i in (data.find(b"# Task Tool Invocation", at) if droid is None else -1,
+                            data.find(b"<briefing agent=", at), data.find(b'"type":"compaction_state"', at)) if i >= 0]
+        if not hits:
+            break
+        start, line = line_at(data, min(hits))
+        at = start + len(line) + 1
+        record = parsed(line)
+        if record is None:
+            continue
+        if record.get("type") == "compaction_state":
+            anchor = record.get("anchorMessage") if isinstance(record.get("anchorMessage"), dict) else {}
+            found = data.find(('{"type":"message","id":"%s"' % anchor.get("id")).encode("utf-8")) \
+                if isinstance(anchor.get("id"), str) else -1
+            # A last-removed message the records do not hold: take everything as removed.
+            place = history_place(data, found, parsed(line_at(data, found)[1]) or {}) if found >= 0 else float("inf")
+            events.append(("compact", place))
+            continue
+        for text in user_texts(record):
+            if droid is None and text.startswith(TASK_HEADER):
+                droid = text[len(TASK_HEADER):].split("\n", 1)[0]
+                task = text.find(TASK_START)
+                if task >= 0 and text.startswith("<briefing agent=", task + len(TASK_START)):
+                    events.append(("deliver", "Task prompt", text[task + len(TASK_START):], start))
+        for text in hook_contexts(record, "PostToolUse"):
+            if text.startswith("<briefing agent="):
+                events.append(("deliver", "PostToolUse", text, history_place(data, start, record)))
+    return {"droid": droid, "events": events}
+
+
+def still_held(events):
+    """The places of the deliveries still in the history after ``events``, and whether any came."""
+    held, came = [], False
+    for event in events:
+        if event[0] == "deliver":
+            held.append(event[3])
+            came = True
+        else:
+            held = [place for place in held if place > event[1]]
+    return held, came
+
+
+def sub_droid(machine, payload):
+    """``droid_timeline`` of the sub-droid a hook runs in (read once per run), or None."""
+    if "droid_timeline" not in machine.state:
+        data = sub_droid_transcript(machine, payload)
+        machine.state["droid_timeline"] = droid_timeline(data) if data else None
+    return machine.state["droid_timeline"]
+
+
+def droid_session_agent(machine, payload):
+    """The droid a sub-droid runs as (its Task prompt's header), for a tool call inside it."""
+    found = sub_droid(machine, payload) if payload.get("hook_event_name") == "PostToolUse" else None
+    return found["droid"] if found else None
+
+
+def droid_compacted(machine, payload, name):
+    """Whether a compaction removed every copy of the sub-droid's briefing and none came since."""
+    found = sub_droid(machine, payload)
+    if not found or found["droid"] != name:
+        return False
+    held, came = still_held(found["events"])
+    return came and not held
+
+
 # -- the hooks file, and the doctor --------------------------------------------
 
 def droid_hooks_check(root):
-    """hooks/hooks.json as Droid reads it: a PreToolUse handler whose matcher takes ``Task``, and
-    SessionStart handler running the hook (Droid reads no other file)."""
+    """hooks/hooks.json as Droid reads it: a PreToolUse handler whose matcher takes ``Task``, a
+    SessionStart handler and a PostToolUse one on Droid's own tools, running the hook (Droid reads
+    no other file)."""
     path = os.path.join(root, "hooks", "hooks.json")
     data = read_json(path)
     hooks = data.get("hooks") if isinstance(data, dict) else None
@@ -177,13 +336,16 @@ def droid_hooks_check(root):
     missing = [what for what, ok in (
         ("a PreToolUse handler matching Task (the guard and the delivery)",
          runs("PreToolUse", lambda m: isinstance(m, str) and "Task" in m.split("|"))),
-        ("a SessionStart handler (the pre-flight)", runs("SessionStart"))) if not ok]
+        ("a SessionStart handler (the pre-flight)", runs("SessionStart")),
+        ("a PostToolUse handler matching LS, Execute and Create (the briefing again after a compaction)",
+         runs("PostToolUse", lambda m: isinstance(m, str) and {"LS", "Execute", "Create"} <= set(m.split("|")))))
+        if not ok]
     if missing:
         return {"name": "hooks.json (Droid)", "status": "FAIL",
                 "detail": "%s lacks %s: Droid %s" % (shown_path(path), "; ".join(missing),
                                                      "spawns declaring droids unguarded or unbriefed")}
     return {"name": "hooks.json (Droid)", "status": "ok",
-            "detail": "%s: guard and delivery on Task" % shown_path(path)}
+            "detail": "%s: guard and delivery on Task, the briefing again after a compaction" % shown_path(path)}
 
 
 DROID_INSTALL = "droid plugin marketplace add %s && droid plugin install briefing@%s"
@@ -226,11 +388,12 @@ HARNESS = Harness(
     builtin_agents=DROID_BUILTIN_AGENTS,
     agent_names=lambda machine: [a for a, _ in all_droids(machine, every=True) if a],
     brief_field="prompt", input_output=droid_updated_input,
+    session_agent=droid_session_agent, compacted=droid_compacted,
     # Only a sub-droid's SessionStart carries calling_session_id (facts 3d).
     sub_session=lambda payload: bool(payload.get("calling_session_id")),
     # Droid makes ~/.factory on its first run: without it, its built-ins are nobody's concern here.
     in_use=lambda machine: is_dir(factory_dir(machine)),
     unused_why=lambda machine: "%s does not exist (Droid makes it on its first run); --harness droid checks it "
                                "anyway" % shown_path(factory_dir(machine)),
-    redelivery="at spawn, in front of the Task prompt (which Droid's compaction keeps while it keeps the "
-               "prompt)")
+    redelivery="at spawn, in front of the Task prompt; after a compaction that removed it, at the sub-droid's "
+               "next LS, Execute or Create call (PostToolUse)")
