@@ -95,6 +95,8 @@ ROWS = [
     ("droid brief", lambda sb: (droid_payload(sb, "PreToolUse", tool_name="Task",
                                               tool_input={"subagent_type": "dgood", "prompt": "p"}), (), droid_env(sb)),
      "droid", set()),
+    # A sub-droid's LS after a compaction that removed its prompt: the briefing again.
+    ("droid tool call after a compaction", lambda sb: (compacted_droid(sb), (), droid_env(sb)), "droid", set()),
     # A sub-droid's own start (the registered command stops it in the shell; the hook agrees).
     ("droid sub-droid start", lambda sb: (droid_payload(sb, "SessionStart", sub="dgood", source="startup",
                                                         calling_session_id="p-1"), ("--part", "1"), droid_env(sb)),
@@ -119,6 +121,19 @@ def droid_payload(sb, event, sub=None, **fields):
             "cwd": str(sb.project), "hook_event_name": event}
     data.update(fields)
     return data
+
+
+def compacted_droid(sb):
+    """A sub-droid of dgood whose compaction removed its Task prompt (and the briefing in it)."""
+    folder = "home/.factory/sessions/%s/" % str(sb.project).replace("/", "-")
+    prompt = ("# Task Tool Invocation\n\nSubagent type: dgood\n\n---BEGIN TASK FROM PARENT AGENT---\n"
+              '<briefing agent="dgood" part="1/1" seal="00">\n</briefing seal="00">\n\np\n---END TASK FROM PARENT AGENT---')
+    lines = [{"type": "session_start", "id": "c-2", "callingSessionId": "p-1", "callingToolUseId": "toolu_1"},
+             {"type": "message", "id": "m-task", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]}},
+             {"type": "compaction_state", "id": "cs", "anchorMessage": {"id": "m-task", "index": 1}}]
+    sb.write({folder + "c-2.jsonl": "".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines)})
+    return {"session_id": "c-2", "transcript_path": str(sb.path(folder + "c-2.jsonl")), "cwd": str(sb.project),
+            "hook_event_name": "PostToolUse", "tool_name": "LS", "tool_input": {}, "tool_response": "x"}
 
 
 def loaded_claude(sb):
