@@ -168,6 +168,27 @@ def registered(event, part):
     return posix_command(handlers[part - 1])
 
 
+def test_a_transcript_past_the_hooks_bound_is_read_by_its_head_and_its_end(sandbox):
+    """A sub-droid's file of 34 MiB (the hook reads 32): the prompt from its head, the compaction
+    from its end; the middle is never read whole."""
+    from briefing.harnesses import droid
+    box = sandbox(FILES)
+    prompt = briefed_prompt(run(box, guard(box, "briefed"))) + "\n\np"
+    folder = sessions(box)
+    folder.mkdir(parents=True, exist_ok=True)
+    head = {"type": "session_start", "id": CHILD, "callingSessionId": PARENT, "callingToolUseId": CALL}
+    filler = compact({"type": "message", "id": "m-fill", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c-fill", "content": "f" * (1024 * 1024)}]}}) + "\n"
+    path = folder / (CHILD + ".jsonl")
+    with path.open("w") as out:
+        out.write("".join(compact(l) + "\n" for l in [head, REMINDERS, task_prompt("briefed", prompt)]))
+        out.write(filler * 34)
+        out.write("".join(compact(l) + "\n" for l in tool_call(1) + [compaction("m-r1")]))
+    assert path.stat().st_size > droid.RECORD_BYTES
+    out = run(box, post_payload(box, str(path)))
+    assert rebuild([out.context]).skills == {"magic": "SECRET-DROID\n"}
+
+
 def run_registered(box, tmp_path, event, payload, who):
     """The registered hooks/hooks.json command of ``event`` (part 1), run as Droid (``who`` not
     "claude code") or Claude Code runs it, under sh and bash, with a python3 first on PATH that

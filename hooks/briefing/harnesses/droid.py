@@ -243,14 +243,13 @@ def droid_timeline(data):
     subagent type, "events": [("deliver", how, text, place) | ("compact", place of the last
     message removed)]}, where place is a position in the history (``history_place``)."""
     droid, events = None, []
-    at = 0
-    while True:
-        hits = [i for i in (data.find(b"# Task Tool Invocation", at) if droid is None else -1,
-                            data.find(b"<briefing agent=", at), data.find(b'"type":"compaction_state"', at)) if i >= 0]
-        if not hits:
-            break
-        start, line = line_at(data, min(hits))
+    # The next line holding each needle, each searched once past the line just read: one pass.
+    needles = (b"# Task Tool Invocation", b"<briefing agent=", b'"type":"compaction_state"')
+    hits = [data.find(needle) for needle in needles]
+    while any(hit >= 0 for hit in hits):
+        start, line = line_at(data, min(hit for hit in hits if hit >= 0))
         at = start + len(line) + 1
+        hits = [data.find(needle, at) if 0 <= hit < at else hit for needle, hit in zip(needles, hits)]
         record = parsed(line)
         if record is None:
             continue
@@ -265,6 +264,7 @@ def droid_timeline(data):
         for text in user_texts(record):
             if droid is None and text.startswith(TASK_HEADER):
                 droid = text[len(TASK_HEADER):].split("\n", 1)[0]
+                hits[0] = -1  # the one prompt found: that needle is done
                 task = text.find(TASK_START)
                 if task >= 0 and text.startswith("<briefing agent=", task + len(TASK_START)):
                     events.append(("deliver", "Task prompt", text[task + len(TASK_START):], start))
