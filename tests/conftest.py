@@ -16,9 +16,11 @@ suite on the oldest and the newest interpreter.
 """
 import importlib
 import io
+import itertools
 import json
 import os
 import pkgutil
+import re
 import shlex
 import shutil
 import signal
@@ -543,10 +545,39 @@ def gemini_build(tmp_path_factory):
     return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
 
 
+_PASSED = pytest.StashKey()  # {"setup": passed, "call": passed} of a test, for sandbox_folder
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    item.stash.setdefault(_PASSED, {})[report.when] = report.passed
+
+
+_SANDBOXES = itertools.count()
+
+
 @pytest.fixture
-def sandbox(tmp_path):
+def sandbox_folder(request, tmp_path_factory):
+    """A fresh folder for one test, as ``tmp_path`` gives, kept or removed by the same
+    ``tmp_path_retention_policy`` (``scripts/test``: only a failed test's folder is kept).
+
+    Numbered by a counter of this process, not as ``tmp_path`` numbers its folders: that lists
+    the whole base folder for each test, which a run of thousands of sandboxes pays for
+    quadratically (docs/testing.md, "Where the time went")."""
+    base = tmp_path_factory.getbasetemp()
+    folder = base / "s" / ("%s%d" % (re.sub(r"[\W]", "_", request.node.name)[:30], next(_SANDBOXES)))
+    folder.mkdir(parents=True)
+    yield folder
+    policy = request.config.getini("tmp_path_retention_policy")
+    if policy == "none" or (policy == "failed" and request.node.stash.get(_PASSED, {}).get("call", True)):
+        shutil.rmtree(str(folder), ignore_errors=True)
+
+
+@pytest.fixture
+def sandbox(sandbox_folder):
     """Build a sandbox; call it with a dict of files: ``sb = sandbox({...})``."""
-    made = Sandbox(tmp_path)
+    made = Sandbox(sandbox_folder)
 
     def build(files=None):
         return made.write(files or {})
