@@ -14,6 +14,7 @@ The hook runs on the interpreter that runs pytest: ``scripts/test`` runs the
 suite on the oldest and the newest interpreter.
 ``BRIEFING_TEST_PYTHON`` picks the interpreter of the subprocess runs.
 """
+import contextlib
 import importlib
 import io
 import itertools
@@ -113,9 +114,22 @@ def hook_package():
     """
     if str(HOOKS_DIR) not in sys.path:
         sys.path.insert(0, str(HOOKS_DIR))
-    sys.dont_write_bytecode = True
-    import briefing.main  # noqa: F401
+    with no_bytecode():
+        import briefing.main  # noqa: F401
     return sys.modules["briefing"]
+
+
+@contextlib.contextmanager
+def no_bytecode():
+    """Imports of the hook's modules write no bytecode; only for them, not for the whole process:
+    pytest caches the test modules it rewrites only while bytecode may be written (see the top),
+    and a test module collected after the first import of the hook would be rewritten on every run."""
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 def package_modules():
@@ -123,7 +137,8 @@ def package_modules():
     package = hook_package()
     names = ["briefing." + m.name for m in pkgutil.iter_modules([str(PACKAGE)])]
     names += ["briefing.harnesses." + m.name for m in pkgutil.iter_modules([str(PACKAGE / "harnesses")])]
-    return [package] + [importlib.import_module(name) for name in names]
+    with no_bytecode():
+        return [package] + [importlib.import_module(name) for name in names]
 
 
 class HookView:
@@ -246,7 +261,7 @@ def run_in_process(program, args, stdin, env, cwd, timeout):
     """
     main = hook_package().main.main
     out, err = io.BytesIO(), io.BytesIO()
-    with _IN_PROCESS:
+    with _IN_PROCESS, no_bytecode():  # what a run imports lazily writes none either
         # The hook reads its environment only through os.environ (it starts no process), so a
         # plain dict stands in for the run: no putenv for each of dozens of variables, twice a run.
         saved = (os.environ, os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr,
