@@ -17,7 +17,6 @@ suite on the oldest and the newest interpreter.
 import contextlib
 import importlib
 import io
-import itertools
 import json
 import os
 import pkgutil
@@ -569,24 +568,36 @@ def pytest_runtest_makereport(item, call):
     item.stash.setdefault(_PASSED, {})[report.when] = report.passed
 
 
-_SANDBOXES = itertools.count()
+_HELD = {}  # name prefix -> the numbers of its folders this process has not removed (or found taken)
 
 
 @pytest.fixture
 def sandbox_folder(request, tmp_path_factory):
-    """A fresh folder for one test, as ``tmp_path`` gives, kept or removed by the same
+    """A fresh folder for one test, named as ``tmp_path`` names it (the test's name, then the
+    lowest free number: paths as long as before) and kept or removed by the same
     ``tmp_path_retention_policy`` (``scripts/test``: only a failed test's folder is kept).
 
-    Numbered by a counter of this process, not as ``tmp_path`` numbers its folders: that lists
-    the whole base folder for each test, which a run of thousands of sandboxes pays for
-    quadratically (docs/testing.md, "Where the time went")."""
-    base = tmp_path_factory.getbasetemp()
-    folder = base / "s" / ("%s%d" % (re.sub(r"[\W]", "_", request.node.name)[:30], next(_SANDBOXES)))
-    folder.mkdir(parents=True)
+    The number comes from what this process made and removed, not as ``tmp_path`` finds it: it
+    lists the whole base folder for each test, which a run of thousands of sandboxes pays for
+    again and again (docs/testing.md, "Where the time went")."""
+    prefix = re.sub(r"[\W]", "_", request.node.name)[:30]
+    held, number = _HELD.setdefault(prefix, set()), 0
+    while True:
+        if number not in held:
+            folder = tmp_path_factory.getbasetemp() / ("%s%d" % (prefix, number))
+            try:
+                folder.mkdir()
+                break
+            except FileExistsError:  # tmp_path's, or a kept one of an earlier test of that name
+                pass
+        held.add(number)
+        number += 1
+    held.add(number)
     yield folder
     policy = request.config.getini("tmp_path_retention_policy")
     if policy == "none" or (policy == "failed" and request.node.stash.get(_PASSED, {}).get("call", True)):
         shutil.rmtree(str(folder), ignore_errors=True)
+        held.discard(number)
 
 
 @pytest.fixture
