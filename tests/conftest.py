@@ -15,6 +15,7 @@ suite on the oldest and the newest interpreter.
 ``BRIEFING_TEST_PYTHON`` picks the interpreter of the subprocess runs.
 """
 import contextlib
+import gc
 import importlib
 import io
 import json
@@ -557,6 +558,18 @@ def gemini_build(tmp_path_factory):
     out = once_per_run(tmp_path_factory, "gemini-out", build_gemini_extension)
     version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
     return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
+
+
+def pytest_collection_finish(session):
+    """The cyclic garbage collector of a test process: what collection built (thousands of test
+    items, the imported modules) lives until the end, yet every full collection walked all of it
+    again, and the default threshold (700 allocations) ran one about every 80 tests: 4.7 CPU s of
+    a run. Frozen, and collections made rarer (docs/testing.md, "Where the time went"). Only this
+    process's: the hook's own processes keep the interpreter's defaults, and no run depends on
+    when a cycle is freed."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10000, 10, 10)
 
 
 _PASSED = pytest.StashKey()  # {"setup": passed, "call": passed} of a test, for sandbox_folder
