@@ -14,11 +14,14 @@ The hook runs on the interpreter that runs pytest: ``scripts/test`` runs the
 suite on the oldest and the newest interpreter.
 ``BRIEFING_TEST_PYTHON`` picks the interpreter of the subprocess runs.
 """
+import contextlib
+import gc
 import importlib
 import io
 import json
 import os
 import pkgutil
+import re
 import shlex
 import shutil
 import signal
@@ -111,9 +114,22 @@ def hook_package():
     """
     if str(HOOKS_DIR) not in sys.path:
         sys.path.insert(0, str(HOOKS_DIR))
-    sys.dont_write_bytecode = True
-    import briefing.main  # noqa: F401
+    with no_bytecode():
+        import briefing.main  # noqa: F401
     return sys.modules["briefing"]
+
+
+@contextlib.contextmanager
+def no_bytecode():
+    """Imports of the hook's modules write no bytecode; only for them, not for the whole process:
+    pytest caches the test modules it rewrites only while bytecode may be written (see the top),
+    and a test module collected after the first import of the hook would be rewritten on every run."""
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 def package_modules():
@@ -121,7 +137,8 @@ def package_modules():
     package = hook_package()
     names = ["briefing." + m.name for m in pkgutil.iter_modules([str(PACKAGE)])]
     names += ["briefing.harnesses." + m.name for m in pkgutil.iter_modules([str(PACKAGE / "harnesses")])]
-    return [package] + [importlib.import_module(name) for name in names]
+    with no_bytecode():
+        return [package] + [importlib.import_module(name) for name in names]
 
 
 class HookView:
@@ -244,7 +261,7 @@ def run_in_process(program, args, stdin, env, cwd, timeout):
     """
     main = hook_package().main.main
     out, err = io.BytesIO(), io.BytesIO()
-    with _IN_PROCESS:
+    with _IN_PROCESS, no_bytecode():  # what a run imports lazily writes none either
         # The hook reads its environment only through os.environ (it starts no process), so a
         # plain dict stands in for the run: no putenv for each of dozens of variables, twice a run.
         saved = (os.environ, os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr,
@@ -543,10 +560,63 @@ def gemini_build(tmp_path_factory):
     return out / "briefing", out / ("briefing-gemini-%s.tar.gz" % version)
 
 
+def pytest_collection_finish(session):
+    """The cyclic garbage collector of a test process: what collection built (thousands of test
+    items, the imported modules) lives until the end, yet every full collection walked all of it
+    again, and the default threshold (700 allocations) ran one about every 80 tests: 4.7 CPU s of
+    a run. Frozen, and collections made rarer (docs/testing.md, "Where the time went"). Only this
+    process's: the hook's own processes keep the interpreter's defaults, and no run depends on
+    when a cycle is freed."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10000, 10, 10)
+
+
+_PASSED = pytest.StashKey()  # {"setup": passed, "call": passed} of a test, for sandbox_folder
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    item.stash.setdefault(_PASSED, {})[report.when] = report.passed
+
+
+_HELD = {}  # name prefix -> the numbers of its folders this process has not removed (or found taken)
+
+
 @pytest.fixture
-def sandbox(tmp_path):
+def sandbox_folder(request, tmp_path_factory):
+    """A fresh folder for one test, named as ``tmp_path`` names it (the test's name, then the
+    lowest free number: paths as long as before) and kept or removed by the same
+    ``tmp_path_retention_policy`` (``scripts/test``: only a failed test's folder is kept).
+
+    The number comes from what this process made and removed, not as ``tmp_path`` finds it: it
+    lists the whole base folder for each test, which a run of thousands of sandboxes pays for
+    again and again (docs/testing.md, "Where the time went")."""
+    prefix = re.sub(r"[\W]", "_", request.node.name)[:30]
+    held, number = _HELD.setdefault(prefix, set()), 0
+    while True:
+        if number not in held:
+            folder = tmp_path_factory.getbasetemp() / ("%s%d" % (prefix, number))
+            try:
+                folder.mkdir()
+                break
+            except FileExistsError:  # tmp_path's, or a kept one of an earlier test of that name
+                pass
+        held.add(number)
+        number += 1
+    held.add(number)
+    yield folder
+    policy = request.config.getini("tmp_path_retention_policy")
+    if policy == "none" or (policy == "failed" and request.node.stash.get(_PASSED, {}).get("call", True)):
+        shutil.rmtree(str(folder), ignore_errors=True)
+        held.discard(number)
+
+
+@pytest.fixture
+def sandbox(sandbox_folder):
     """Build a sandbox; call it with a dict of files: ``sb = sandbox({...})``."""
-    made = Sandbox(tmp_path)
+    made = Sandbox(sandbox_folder)
 
     def build(files=None):
         return made.write(files or {})

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from conftest import HOOK_PYTHON, REPO
+from hook_commands import python_dir
 
 SCRIPTS = sorted(str(p.relative_to(REPO)) for folder in ("scripts", "scripts/setup-e2e.d")
                  for p in (REPO / folder).iterdir() if p.is_file() and os.access(str(p), os.X_OK))
@@ -17,8 +18,11 @@ BUILDS = ["scripts/build-gemini-extension", "scripts/build-opencode-plugin", "sc
 
 
 def run(*argv, timeout=60):
+    """Run a script as a person does (by its #! line), its python3 the suite's interpreter: first
+    on PATH, rather than a pyenv shim, which costs a shell and pyenv's own scripts on each run."""
+    env = dict(os.environ, PATH=str(python_dir(HOOK_PYTHON)) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
     return subprocess.run([str(REPO / argv[0])] + list(argv[1:]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, cwd=str(REPO), timeout=timeout, stdin=subprocess.DEVNULL)
+                          universal_newlines=True, cwd=str(REPO), timeout=timeout, stdin=subprocess.DEVNULL, env=env)
 
 
 def test_every_script_is_listed():

@@ -52,7 +52,11 @@ class Machine(object):
         A declaration of thousands of skills is resolved against the same few
         roots: the list is built once, and a root that is not there is dropped.
         """
-        return self.memo(("live roots", key), lambda: [(o, root) for o, root in roots_of() if is_dir(root)])
+        memo_key = ("live roots", key)
+        roots = self._memo.get(memo_key)  # no memo() call, no closure: this runs once per name
+        if roots is None:
+            roots = self._memo[memo_key] = [(o, root) for o, root in roots_of() if is_dir(root)]
+        return roots
 
     def memo(self, key, compute):
         """``compute()``, once per payload for each ``key``: lookups that thousands of names repeat."""
