@@ -312,9 +312,6 @@ def handle_session_start(payload, part):
     return out
 
 
-def handle_prompt(payload, part):
-    """UserPromptSubmit: a turn of an agent compacted since its briefing."""
-    return handle_after_compaction(payload, part)
 def loaded_after_compaction(payload, part, machine, harness, briefing):
     """Part ``part`` of the skills the compacted agent had loaded, given back (issue 45), or None.
 
@@ -334,10 +331,11 @@ def loaded_after_compaction(payload, part, machine, harness, briefing):
 def handle_after_compaction(payload, part):
     """A tool call or a new turn of an agent: its briefing again if it was compacted since.
 
-    Codex and Copilot CLI send no event into a compacted agent; its next tool call
-    (Codex: PostToolUse; Copilot CLI: PreToolUse) or, under Codex, its next turn
-    (UserPromptSubmit) carries its ``agent_id``, and that hook's context reaches the
-    agent. Runs on every tool call of every agent, so what has nothing to deliver
+    Codex, Copilot CLI and Factory Droid send no event into a compacted agent; its next
+    tool call (Codex: PostToolUse; Copilot CLI: PreToolUse; Droid: PostToolUse on its own
+    tools, in the sub-droid's session) or, under Codex, its next turn (UserPromptSubmit)
+    carries its ``agent_id`` (Droid: the sub-droid's transcript names it), and that hook's
+    context reaches the agent. Runs on every tool call of every agent, so what has nothing to deliver
     leaves early: the main agent (no ``agent_id``, and no ``--agent`` session), a
     harness without records to decide from, no compaction since the last delivery
     (``Harness.compacted``, read off the end of the harness's own records), and only
@@ -414,7 +412,7 @@ DISPATCH = {
     "SubagentStart": handle_subagent_start,
     "SessionStart": handle_session_start,
     "PostToolUse": handle_after_compaction,
-    "UserPromptSubmit": handle_prompt,
+    "UserPromptSubmit": handle_after_compaction,
 }
 
 

@@ -106,8 +106,9 @@ class Harness(Record):
                     agent of a tool-call or prompt payload was compacted after its briefing was
                     last delivered (then the hook delivers it again), or None: no such records,
                     a compacted agent gets its briefing back some other way or not at all
-    session_agent   (machine, payload) -> the agent a main session runs as, where no payload
-                    names it (``copilot --agent NAME``: its command line), or None
+    session_agent   (machine, payload) -> the agent a session runs as, where no payload names
+                    it (``copilot --agent NAME``: its command line; a Droid sub-droid's tool call:
+                    its transcript's Task prompt), or None
     redelivery      when an agent receives its briefing in this harness, in words (the doctor)
     shows_path      (machine, path) -> how the harness names that project path to every agent
                     (a private skill's folder in a view of the project's files), or None
