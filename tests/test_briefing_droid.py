@@ -502,6 +502,27 @@ def test_a_tool_call_after_a_compaction_that_removed_the_briefing_brings_it_back
     assert out.data["systemMessage"].endswith(", again after compaction"), out.data
 
 
+def test_the_audit_reads_a_long_sub_droid_file_as_the_hook_does(sandbox):
+    """34 MiB between the prompt and the compaction: the audit reads the file's start and end (the
+    hook's 32 MiB), says so, and still sees the briefing lost, then brought back."""
+    box = sandbox(FILES)
+    prompt = briefed_prompt(run(box, guard(box, "briefed"))) + "\n\np"
+    again = json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": rebuilt_text(prompt)}})
+    for path in sessions(box).glob("*.jsonl"):
+        path.unlink()
+    filler = compact({"type": "message", "id": "m-fill", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c-fill", "content": "f" * (1024 * 1024)}]}})
+    opened = [hook_message("SessionStart", ""), REMINDERS, task_prompt("briefed", prompt)] + [filler] * 34
+    lost = opened + tool_call(1) + [compaction("m-r1")]
+    audited(box, "briefed", "t-long-lost", lost)
+    audited(box, "briefed", "t-long-back", lost + tool_call(2, "LS") + [post_tool_use(2, again)])
+    out = box.doctor("--harness", "droid", "--audit", "--json", env=droid_env(box))
+    report = json.loads(out.out)
+    assert {r["agent_id"]: r["verdict"] for r in report["audit"]} == {
+        "t-long-lost": "lost-after-compaction", "t-long-back": "briefed"}, report["audit"]
+    assert any("from its start and its end" in p["problem"] for p in report["skipped"]), report["skipped"]
+
+
 @pytest.mark.parametrize("enabled, status", [(True, "ok"), (False, "WARN"), (None, "WARN")])
 def test_the_installed_check(sandbox, tmp_path, enabled, status):
     import shutil

@@ -53,22 +53,22 @@ def read_child(run, path, log):
     """The sub-droid's own file: the briefing its Task prompt carried, its compactions, and what
     came back after one (PostToolUse), read as the hook reads it (``harnesses.droid.droid_timeline``:
     a compaction keeps what stands after the last message it removed)."""
-    from ..harnesses.droid import droid_timeline
-    opened = open_record(path, log, "droid")
+    from ..files import read_head
+    from ..harnesses.droid import HEAD_BYTES, RECORD_BYTES, droid_timeline, head_and_tail
+    opened = open_record(path, log, "droid")  # a regular file, or reported
     if opened is None:
         return
-    handle, info = opened
-    limit = min(log.per_file, max(log.bytes_left, 0))
-    try:
-        if info.st_size > limit:
-            log.problem("droid", path, "only its first %d of %d bytes were read (the audit's bound)" % (
-                limit, info.st_size))
-        data = handle.read(limit)
-    except OSError as exc:
-        log.problem("droid", path, "unreadable: %s" % (exc.strerror or exc))
+    size = opened[1].st_size
+    opened[0].close()
+    # What the hook reads of it (its head and its end, RECORD_BYTES), within the audit's bounds.
+    limit = min(log.per_file, max(log.bytes_left, 0), RECORD_BYTES)
+    if size > limit:
+        log.problem("droid", path, "only %d of its %d bytes were read, from its start and its end (the "
+                    "audit's bound)" % (limit, size))
+    data = head_and_tail(path, read_head(path, min(HEAD_BYTES, limit)) or b"", limit)
+    if data is None:
+        log.problem("droid", path, "unreadable")
         return
-    finally:
-        handle.close()
     log.bytes_left -= len(data)
     held = []
     for event in droid_timeline(data)["events"]:

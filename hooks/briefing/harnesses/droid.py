@@ -182,11 +182,16 @@ def sub_droid_transcript(machine, payload):
     head = read_head(path, HEAD_BYTES)
     if not head or b'"callingSessionId":' not in head.split(b"\n", 1)[0]:
         return None
-    tail = read_tail(path, RECORD_BYTES)
+    return head_and_tail(path, head, RECORD_BYTES)
+
+
+def head_and_tail(path, head, limit):
+    """A record file's bytes, or for one longer than ``limit``, its ``head`` and then its newest
+    bytes, ``limit`` in all (a line cut at the seam is not JSON, and is skipped); None: unreadable."""
+    tail = read_tail(path, limit)
     if tail is None:
         return None
-    # A longer file: its head, then its newest bytes (a line cut at the seam is not JSON, skipped).
-    return tail if len(tail) < RECORD_BYTES else head + b"\n" + tail[len(head):]
+    return tail if len(tail) < limit else head[:limit // 2] + b"\n" + tail[min(len(head), limit // 2):]
 
 
 def line_at(data, at):
