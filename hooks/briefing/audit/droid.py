@@ -54,7 +54,7 @@ def read_child(run, path, log):
     came back after one (PostToolUse), read as the hook reads it (``harnesses.droid.droid_timeline``:
     a compaction keeps what stands after the last message it removed)."""
     from ..files import read_head
-    from ..harnesses.droid import HEAD_BYTES, RECORD_BYTES, droid_timeline, head_and_tail
+    from ..harnesses.droid import HEAD_BYTES, RECORD_BYTES, droid_timeline, head_and_tail, replay
     opened = open_record(path, log, "droid")  # a regular file, or reported
     if opened is None:
         return
@@ -70,18 +70,13 @@ def read_child(run, path, log):
         log.problem("droid", path, "unreadable")
         return
     log.bytes_left -= len(data)
-    held = []
-    for event in droid_timeline(data)["events"]:
-        if event[0] == "deliver":
-            _, how, text, place = event
-            run.deliver("Task prompt (the guard's updatedInput)" if how == "Task prompt"
-                        else "PostToolUse (again after Droid's compaction)", [text])
-            held.append((place, text))
-            continue
-        run.compact()
-        held = [(place, text) for place, text in held if place > event[1]]
-        if held:
-            run.deliver("kept by Droid's compaction", [held[-1][1]])
+    for step, how, text in replay(droid_timeline(data)["events"]):
+        if step == "compact":
+            run.compact()
+        if text is not None:
+            run.deliver("kept by Droid's compaction" if step == "compact" else
+                        "Task prompt (the guard's updatedInput)" if how == "Task prompt" else
+                        "PostToolUse (again after Droid's compaction)", [text])
 
 
 def read(machine, session, log):

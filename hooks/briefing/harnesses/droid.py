@@ -194,21 +194,6 @@ def head_and_tail(path, head, limit):
     return tail if len(tail) < limit else head[:limit // 2] + b"\n" + tail[min(len(head), limit // 2):]
 
 
-def line_at(data, at):
-    start = data.rfind(b"\n", 0, at) + 1
-    end = data.find(b"\n", at)
-    return start, data[start:end if end >= 0 else len(data)]
-
-
-def parsed(line):
-    from ..jsontext import parse_json
-    try:
-        value = parse_json(line.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def user_texts(record):
     message = record.get("message") if isinstance(record.get("message"), dict) else {}
     content = message.get("content") if message.get("role") == "user" else None
@@ -218,77 +203,78 @@ def user_texts(record):
 
 def hook_contexts(record, event):
     """The additionalContext texts a hook record of ``event`` holds (its stdout, verbatim)."""
+    from ..jsontext import parse_json
     message = record.get("message") if isinstance(record.get("message"), dict) else {}
     if message.get("hookEventName") != event:
         return []
     out = []
     for result in message.get("hookResults") or ():
         stdout = result.get("stdout") if isinstance(result, dict) else None
-        data = parsed(stdout.encode("utf-8")) if isinstance(stdout, str) and stdout.startswith("{") else None
-        hso = data.get("hookSpecificOutput") if data else None
+        try:
+            data = parse_json(stdout) if isinstance(stdout, str) and stdout.startswith("{") else None
+        except ValueError:
+            data = None
+        hso = data.get("hookSpecificOutput") if isinstance(data, dict) else None
         if isinstance(hso, dict) and isinstance(hso.get("additionalContext"), str):
             out.append(hso["additionalContext"])
     return out
 
 
+def first_line_with(data, needle):
+    """(offset, object) of the first JSON line of ``data`` holding ``needle``, or (None, None)."""
+    from ..jsontext import json_lines_with
+    return next(json_lines_with(data, needle), (None, None))
+
+
 def history_place(data, start, record):
     """Where a message stands in the history Droid sends: its line, or for a hook's context (a
     record with ``hookToolCallId``), just after the line of that call's result."""
-    call = (record.get("message") or {}).get("hookToolCallId") if isinstance(record.get("message"), dict) else None
-    if isinstance(call, str) and call:
-        at = data.find(('"tool_use_id":"%s"' % call).encode("utf-8"))
-        if at >= 0:
-            return line_at(data, at)[0] + 0.5
-        return start + 0.5
-    return start
+    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    call = message.get("hookToolCallId")
+    if not isinstance(call, str) or not call:
+        return start
+    result, _ = first_line_with(data, ('"tool_use_id":"%s"' % call).encode("utf-8"))
+    return (start if result is None else result) + 0.5
 
 
 def droid_timeline(data):
-    """What a sub-droid's transcript says of its briefing, in order: {"droid": the prompt's
-    subagent type, "events": [("deliver", how, text, place) | ("compact", place of the last
-    message removed)]}, where place is a position in the history (``history_place``)."""
-    droid, events = None, []
-    # The next line holding each needle, each searched once past the line just read: one pass.
-    needles = (b"# Task Tool Invocation", b"<briefing agent=", b'"type":"compaction_state"')
-    hits = [data.find(needle) for needle in needles]
-    while any(hit >= 0 for hit in hits):
-        start, line = line_at(data, min(hit for hit in hits if hit >= 0))
-        at = start + len(line) + 1
-        hits = [data.find(needle, at) if 0 <= hit < at else hit for needle, hit in zip(needles, hits)]
-        record = parsed(line)
-        if record is None:
-            continue
-        if record.get("type") == "compaction_state":
-            anchor = record.get("anchorMessage") if isinstance(record.get("anchorMessage"), dict) else {}
-            found = data.find(('{"type":"message","id":"%s"' % anchor.get("id")).encode("utf-8")) \
-                if isinstance(anchor.get("id"), str) else -1
-            # A last-removed message the records do not hold: take everything as removed.
-            place = history_place(data, found, parsed(line_at(data, found)[1]) or {}) if found >= 0 else float("inf")
-            events.append(("compact", place))
-            continue
-        for text in user_texts(record):
-            if droid is None and text.startswith(TASK_HEADER):
-                droid = text[len(TASK_HEADER):].split("\n", 1)[0]
-                hits[0] = -1  # the one prompt found: that needle is done
-                task = text.find(TASK_START)
-                if task >= 0 and text.startswith("<briefing agent=", task + len(TASK_START)):
-                    events.append(("deliver", "Task prompt", text[task + len(TASK_START):], start))
+    """What a sub-droid's transcript says of its briefing: {"droid": the prompt's subagent type,
+    "events": [("deliver", how, text, place) | ("compact", place of the last message removed)]}
+    in the order Droid wrote them, where place is a position in the history (``history_place``)."""
+    from ..jsontext import json_lines_with
+    droid, events = None, []  # (offset of the line, event)
+    for start, record in json_lines_with(data, b"# Task Tool Invocation"):
+        text = next((t for t in user_texts(record) if t.startswith(TASK_HEADER)), None)
+        if text is not None:
+            droid = text[len(TASK_HEADER):].split("\n", 1)[0]
+            task = text.find(TASK_START)
+            if task >= 0 and text.startswith("<briefing agent=", task + len(TASK_START)):
+                events.append((start, ("deliver", "Task prompt", text[task + len(TASK_START):], start)))
+            break
+    for start, record in json_lines_with(data, b"<briefing agent="):
         for text in hook_contexts(record, "PostToolUse"):
             if text.startswith("<briefing agent="):
-                events.append(("deliver", "PostToolUse", text, history_place(data, start, record)))
-    return {"droid": droid, "events": events}
+                events.append((start, ("deliver", "PostToolUse", text, history_place(data, start, record))))
+    for start, record in json_lines_with(data, b'"type":"compaction_state"'):
+        anchor = record.get("anchorMessage") if isinstance(record.get("anchorMessage"), dict) else {}
+        found, message = (first_line_with(data, ('{"type":"message","id":"%s"' % anchor["id"]).encode("utf-8"))
+                          if isinstance(anchor.get("id"), str) else (None, None))
+        # A last-removed message the records do not hold: take everything as removed.
+        events.append((start, ("compact", float("inf") if found is None else history_place(data, found, message))))
+    return {"droid": droid, "events": [event for _, event in sorted(events, key=lambda e: e[0])]}
 
 
-def still_held(events):
-    """The places of the deliveries still in the history after ``events``, and whether any came."""
-    held, came = [], False
+def replay(events):
+    """The timeline as the history lived it: ("deliver", how, text) for each delivery, and
+    ("compact", None, the newest copy still there after it, or None) for each compaction."""
+    held = []  # (place, text) of the copies in the history
     for event in events:
         if event[0] == "deliver":
-            held.append(event[3])
-            came = True
+            held.append((event[3], event[2]))
+            yield event[:3]
         else:
-            held = [place for place in held if place > event[1]]
-    return held, came
+            held = [(place, text) for place, text in held if place > event[1]]
+            yield "compact", None, held[-1][1] if held else None
 
 
 def sub_droid(machine, payload):
@@ -310,8 +296,10 @@ def droid_compacted(machine, payload, name):
     found = sub_droid(machine, payload)
     if not found or found["droid"] != name:
         return False
-    held, came = still_held(found["events"])
-    return came and not held
+    came, kept = False, None
+    for step, _, kept in replay(found["events"]):
+        came = came or step == "deliver"
+    return came and kept is None
 
 
 # -- the hooks file, and the doctor --------------------------------------------
