@@ -354,14 +354,16 @@ def handle_after_compaction(payload, part):
         name = payload.get("agent_type")
     else:
         name = harness.session_agent(machine, payload) if harness.session_agent else None
-    out = None
+    briefing = None
     if isinstance(name, str) and name and harness.compacted(machine, payload, name):
         # A subagent's compaction dropped the skills the harness preloaded for it too (Copilot
         # CLI's <skill-context>): every declared skill comes again. A `--agent` session keeps
         # them in its system prompt (measured), so it gets what it got at sessionStart.
         everything = bool(agent_id) and harness.preloads_native
-        out = deliver(resolve(harness, machine, name, everything=everything), part, payload_event(payload),
-                      again=True)
+        briefing = resolve(harness, machine, name, everything=everything)
+    out = deliver(briefing, part, payload_event(payload), again=True)
+    if briefing is not None and briefing.denies:
+        return out  # told to abort: nothing joins that
     return with_loaded(out, harness, machine, payload, part, payload_event(payload))
 
 
@@ -384,18 +386,11 @@ def with_loaded(out, harness, machine, payload, part, event):
     if not out:
         return again
     mine, theirs = context_holder(out), context_holder(again)
-    if mine is not None and render_abort_like(mine["additionalContext"]):
-        return out  # told to abort: nothing joins that
     joined = out if mine is not None else again
     if mine is not None:
         mine["additionalContext"] += "\n\n" + theirs["additionalContext"]
     joined["systemMessage"] = "\n".join(filter(None, [out.get("systemMessage"), again.get("systemMessage")]))
     return joined
-
-
-def render_abort_like(text):
-    """Whether a context is an abort instruction (rendering.render_abort), not a briefing."""
-    return text.startswith("<briefing ") and ' status="abort">' in text.split("\n", 1)[0]
 
 
 def context_holder(out):
