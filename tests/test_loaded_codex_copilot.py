@@ -264,6 +264,18 @@ def test_copilot_a_declared_skill_comes_once_with_the_briefing_and_the_rest_afte
     assert lines[0].endswith(", again after compaction") and "loaded skills again" in lines[1], lines
 
 
+def test_copilot_an_agent_told_to_abort_after_its_compaction_gets_nothing_besides(sandbox):
+    """reviewer's declared alpha is gone by the time its compaction is noticed: it is told to
+    abort, and the skills it loaded do not come back beside that instruction."""
+    alpha = next(path for path in COPILOT if "/alpha/SKILL.md" in path)
+    sb = sandbox({path: text for path, text in COPILOT.items() if path != alpha})
+    sb.write({EVENTS: invoked("inv-main") + start() + complete() + own()})
+    result = sb.run(copilot_call(sb), env=sb.copilot_env())
+    assert rebuild([result.flat_context]).aborted, result.flat_context[:300]
+    assert "You loaded the skills below" not in result.flat_context and BODIES["inv-main"] not in result.out
+    assert "loaded skills again" not in result.system_message
+
+
 def test_copilot_the_switch_turns_it_off(sandbox):
     sb = sandbox(dict(COPILOT, **{"project/.briefing/rules.json": OFF}))
     sb.write({EVENTS: invoked("inv-main", agent=None) + start(agent=None) + complete(agent=None) + own(agent=None)})
