@@ -11,12 +11,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from fakes import FakeAnthropic, block_text
-from runners import REPO, Missing, git_init, run_process, tracked_copy, write_tree
+from runners import REPO, Missing, git_init, installer_ready, run_process, tracked_copy, write_tree
 
 INSTALLER = REPO / "scripts" / "setup-e2e.d" / "droid"
 DROID = REPO / ".e2e" / "droid" / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
@@ -26,8 +25,7 @@ _TEMPLATE = None
 
 
 def droid_cli():
-    if subprocess.run(["bash", str(INSTALLER), "--check"], stdout=subprocess.PIPE,
-                      stderr=subprocess.PIPE).returncode != 0:
+    if not installer_ready(INSTALLER):
         raise Missing("Droid 0.225.2 is not installed in %s; run scripts/setup-e2e" % INSTALLER.parent)
     return DROID
 

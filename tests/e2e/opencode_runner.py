@@ -15,7 +15,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from runners import REPO, Missing, _base_env, git_init, run_process, write_tree
+from runners import REPO, Missing, _base_env, installer_ready, git_init, run_process, write_tree
 
 SETUP = REPO / "scripts" / "setup-e2e.d" / "opencode"
 NODE_MODULES = REPO / ".e2e" / "opencode" / "node_modules"
@@ -31,9 +31,8 @@ CLIS = {
 
 def binary(cli):
     """The CLI's native binary, or raise Missing."""
-    check = subprocess.run(["bash", str(SETUP), "--check"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     found = sorted(p for p in glob.glob(str(NODE_MODULES / CLIS[cli]["binary"])) if os.access(p, os.X_OK))
-    if check.returncode != 0 or not found:
+    if not installer_ready(SETUP) or not found:
         raise Missing("OpenCode and Kilo are not installed in %s; run scripts/setup-e2e" % NODE_MODULES.parent)
     # The plain build first: a "-baseline" or "-musl" one sorts after it.
     return min(found, key=len)

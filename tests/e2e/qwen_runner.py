@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from runners import REPO, Missing, git_init, run_process, write_tree
+from runners import REPO, Missing, git_init, installer_ready, run_process, write_tree
 
 INSTALLER = REPO / "scripts" / "setup-e2e.d" / "qwen"
 QWEN_JS = REPO / ".e2e" / "qwen" / "node_modules" / "@qwen-code" / "qwen-code" / "cli.js"
@@ -25,8 +25,7 @@ _TEMPLATE = None
 
 def qwen_cli():
     """The path of Qwen Code's cli.js, or raise Missing."""
-    if subprocess.run(["bash", str(INSTALLER), "--check"], stdout=subprocess.PIPE,
-                      stderr=subprocess.PIPE).returncode != 0:
+    if not installer_ready(INSTALLER):
         raise Missing("Qwen Code 0.24.4 is not installed in %s; run scripts/setup-e2e" % INSTALLER.parent)
     return QWEN_JS
 

@@ -26,6 +26,13 @@ class Missing(Exception):
     """The pinned CLIs are not installed."""
 
 
+def installer_ready(installer):
+    """Whether ``installer --check`` (scripts/setup-e2e or one of its setup-e2e.d installers) says
+    that what it installs is there."""
+    return subprocess.run(["bash", str(installer), "--check"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
 def cli_or_skip(find):
     """``find()`` (a runner's CLI lookup, which raises Missing), or skip the test without it: fail it
     where the e2e suite is required (``BRIEFING_E2E_REQUIRED=1``, as in CI)."""
@@ -46,9 +53,7 @@ def binaries():
     binaries and Gemini CLI's bundled script (run it with node)."""
     global _BINARIES
     if _BINARIES is None:
-        check = subprocess.run(["bash", str(SETUP), "--check"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-        if check.returncode != 0:
+        if not installer_ready(SETUP):
             raise Missing("the pinned CLIs are not installed in %s; run scripts/setup-e2e"
                           % (REPO / ".e2e"))
         out = subprocess.run(["bash", str(SETUP)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -18,7 +18,7 @@ import pytest
 from conftest import agent_md as unit_agent_md
 from fakes import FakeAnthropic, block_text
 from kit import Skill, claude_spawner, markers_of, tool_results
-from runners import REPO, _base_env, git_init, run_process, write_tree
+from runners import REPO, Missing, _base_env, cli_or_skip, git_init, installer_ready, run_process, write_tree
 from test_claude_native import denial_of
 
 pytestmark = pytest.mark.e2e
@@ -30,12 +30,10 @@ DRIVER = Path(__file__).resolve().parent / "sdk_driver.py"
 
 def installed_or_skip(installer, what):
     """Skip (fail where the e2e suite is required) unless ``installer --check`` says it is there."""
-    check = subprocess.run(["bash", str(installer), "--check"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if check.returncode != 0:
-        message = "e2e: %s is not installed; run scripts/setup-e2e" % what
-        if os.environ.get("BRIEFING_E2E_REQUIRED") == "1":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    def find():
+        if not installer_ready(installer):
+            raise Missing("%s is not installed; run scripts/setup-e2e" % what)
+    cli_or_skip(find)
 
 
 @pytest.fixture(scope="session")
