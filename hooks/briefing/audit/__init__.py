@@ -558,6 +558,13 @@ def version_key(version):
         return None
 
 
+def copies_or(label, installed, missing):
+    """The causes for a harness that lists what is installed as (name, root): ``[missing]`` when
+    no copy is named briefing, else what ``older_copies`` says of its copies."""
+    roots = [root for name, root in installed if name == "briefing"]
+    return older_copies(label, roots) if roots else [missing]
+
+
 def older_copies(label, roots):
     """[str]: each installed copy of briefing older than this doctor's own (it may predate what
     this harness needs: an old briefing version)."""

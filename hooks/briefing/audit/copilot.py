@@ -15,7 +15,7 @@ A refused spawn is the task tool's ``tool.execution_complete`` with error code `
 import os
 
 from ..harnesses.copilot import COPILOT_SPAWN_NAMES as SPAWN_TOOLS  # the hook's own
-from . import (LISTING_OPENS, Run, Session, foreign_version, framed, iso_seconds, older_copies, record_lines,
+from . import (LISTING_OPENS, Run, Session, foreign_version, framed, iso_seconds, copies_or, record_lines,
                text_or_none)
 
 KNOWN = "1."
@@ -219,7 +219,5 @@ def run_briefing(run):
 def causes(machine, run):
     """Copilot CLI: is briefing installed (a --plugin-dir plugin is recorded nowhere)."""
     from ..harnesses.copilot import copilot_plugins
-    roots = [root for name, root in copilot_plugins(machine) if name == "briefing"]
-    if not roots:
-        return ["briefing is not installed as a Copilot CLI plugin (config.json installedPlugins)"]
-    return older_copies("Copilot CLI", roots)
+    return copies_or("Copilot CLI", copilot_plugins(machine),
+                     "briefing is not installed as a Copilot CLI plugin (config.json installedPlugins)")

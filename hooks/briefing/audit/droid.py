@@ -11,7 +11,7 @@ what stands after it was kept (harnesses/droid.py reads the file the same way fo
 """
 import os
 
-from . import Run, Session, head_line, older_copies, open_record, record_lines
+from . import Run, Session, copies_or, head_line, open_record, record_lines
 
 NEEDLES = (b'"Task"', b'"tool_result"', b'"hookResults"', b'"compaction_state"')
 
@@ -114,7 +114,4 @@ def read(machine, session, log):
 def causes(machine, run):
     """Droid: is briefing installed and enabled as a Droid plugin."""
     from ..harnesses.droid import droid_plugins
-    roots = [root for name, root in droid_plugins(machine) if name == "briefing"]
-    if not roots:
-        return ["briefing is not installed, or not enabled, as a Droid plugin"]
-    return older_copies("Droid", roots)
+    return copies_or("Droid", droid_plugins(machine), "briefing is not installed, or not enabled, as a Droid plugin")

@@ -10,7 +10,7 @@ warning turn only and records nothing that ties it to an agent, so no compaction
 """
 import os
 
-from . import Run, Session, head_line, older_copies, record_lines
+from . import Run, Session, copies_or, head_line, record_lines
 
 NEEDLES = (b'"invoke_agent"',)
 BLOCKED = "Tool execution blocked: "
@@ -83,7 +83,5 @@ def read(machine, session, log):
 def causes(machine, run):
     """Gemini CLI: is the briefing extension installed and enabled for this project."""
     from ..harnesses.gemini import gemini_extensions
-    roots = [root for name, root in gemini_extensions(machine) if name == "briefing"]
-    if not roots:
-        return ["the briefing extension is not installed, or not enabled for this project, in Gemini CLI"]
-    return older_copies("Gemini CLI", roots)
+    return copies_or("Gemini CLI", gemini_extensions(machine),
+                     "the briefing extension is not installed, or not enabled for this project, in Gemini CLI")
