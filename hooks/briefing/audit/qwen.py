@@ -76,20 +76,12 @@ def metas(folder, log):
 
 def read_meta(path, log):
     """A meta.json's object (its first 64 kB; about 800 bytes measured), counted in the audit's bytes."""
-    from ..files import open_regular
+    from ..files import read_head
     from ..jsontext import parse_json
-    from ..records import Unreadable
-    try:
-        fd, _ = open_regular(path)
-    except Unreadable:
+    data = read_head(path, META_BYTES)
+    if data is None:
         return None
-    try:
-        data = os.pread(fd, META_BYTES, 0)
-        log.bytes_left -= len(data)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    log.bytes_left -= len(data)
     try:
         return parse_json(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
