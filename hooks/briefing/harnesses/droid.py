@@ -63,12 +63,7 @@ def droid_plugins(machine):
         if isinstance(flags, dict):
             enabled.update((k, v) for k, v in flags.items() if isinstance(k, str))
     found = []
-    base = os.path.join(factory_dir(machine), "plugins", "installed_plugins")
-    try:
-        records = sorted(e.path for e in os.scandir(base) if e.name.endswith(".json"))
-    except OSError:
-        records = []
-    for path in records:
+    for path in install_records(machine):
         data = read_json(path)
         if not isinstance(data, dict) or not isinstance(data.get("entry"), dict):
             continue
@@ -78,6 +73,15 @@ def droid_plugins(machine):
             found.append((plugin_id.split("@", 1)[0], root))
     machine.state["droid_plugins"] = found
     return found
+
+
+def install_records(machine, prefix=""):
+    """The paths of ``~/.factory/plugins/installed_plugins/<prefix>*.json`` (one per install), sorted."""
+    base = os.path.join(factory_dir(machine), "plugins", "installed_plugins")
+    try:
+        return sorted(e.path for e in os.scandir(base) if e.name.startswith(prefix) and e.name.endswith(".json"))
+    except OSError:
+        return []
 
 
 def droid_agent_roots(machine):
@@ -352,11 +356,7 @@ def droid_installed_check(machine):
     for name, root in droid_plugins(machine):
         if name == "briefing":
             return judge_copy("droid", "Droid", root, droid_hooks_check, fix)
-    base = os.path.join(factory_dir(machine), "plugins", "installed_plugins")
-    try:
-        records = sorted(e.path for e in os.scandir(base) if e.name.startswith("briefing-"))
-    except OSError:
-        records = []
+    records = install_records(machine, "briefing-")
     if records:
         # Droid 0.225.2 has no `plugin enable`: install again (it enables), or set enabledPlugins.
         ids = [data.get("pluginId") for data in map(read_json, records) if isinstance(data, dict)]
