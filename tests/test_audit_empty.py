@@ -23,6 +23,16 @@ def test_an_empty_home_names_where_it_read(sandbox):
     assert "Qwen Code   not read: ~/.qwen does not exist" in text, text
 
 
+def test_every_harness_the_audit_reads_names_where(sandbox):
+    """Each harness with a reader has its record places: an empty audit never answers '-' for one."""
+    from briefing.audit.report import RECORD_PLACES
+    from briefing.harnesses import HARNESSES
+    assert set(RECORD_PLACES) == {r.key for r in HARNESSES.records()}
+    sb = sandbox()
+    text = sb.doctor("--audit", "--harness", "droid").out
+    assert "Droid       0 session(s): ~/.factory/sessions/" in text and "transcripts of this project" in text, text
+
+
 @pytest.mark.parametrize("args,needles", [
     (("--agent", "revewer"), ["--agent revewer matched none; agents seen: broken, checker, compactor, plain, "
                               "reviewer, solo (did you mean reviewer?)"]),

@@ -56,7 +56,13 @@ RECORD_PLACES = {
     "copilot": lambda machine: [(os.path.join(machine.copilot_home, "session-state"),
                                  "sessions whose workspace.yaml cwd is in the project")],
     "gemini": _gemini_places, "qwen": _qwen_places, "opencode": _database("opencode"), "kilo": _database("kilo"),
+    "droid": lambda machine: [(_droid_sessions(machine), "transcripts of this project")],
 }
+
+
+def _droid_sessions(machine):
+    from .droid import sessions_dir
+    return sessions_dir(machine)
 
 EMPTY_SEEN = 20  # agents and sessions named at most when a filter matched nothing
 
