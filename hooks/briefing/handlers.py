@@ -88,23 +88,24 @@ def machine_for(payload):
     return Machine(cwd, transcript=payload.get("transcript_path"), session=session)
 
 
-def briefing_for_spawn(payload, machine, harness, session=False):
+def briefing_for_spawn(payload, machine, harness, session=False, until_refused=False):
     """The Briefing for the agent a payload names, in ``harness``, the one that sent it
-    (``payload_harness``); None when that is inconclusive."""
+    (``payload_harness``); None when that is inconclusive. ``until_refused``: for a part
+    after the first (resolution.build_briefing)."""
     agent_type = payload.get("agent_type")
     if not isinstance(agent_type, str) or not agent_type:
         return None
     if harness is not None:
-        return resolve(harness, machine, agent_type, session)
+        return resolve(harness, machine, agent_type, session, until_refused=until_refused)
     # Inconclusive: the harness that has an agent of that name sent it.
     for harness in HARNESSES.values():
         agent = harness.find_agent(machine, agent_type)
         if agent is not None:
-            return resolve(harness, machine, agent_type, session, agent)
+            return resolve(harness, machine, agent_type, session, agent, until_refused=until_refused)
     # No file anywhere: the one harness that ships an agent of that name.
     shipping = [h for h in HARNESSES.values() if agent_type in h.builtin_agents]
     if len(shipping) == 1:
-        return resolve(shipping[0], machine, agent_type, session)
+        return resolve(shipping[0], machine, agent_type, session, until_refused=until_refused)
     return None
 
 
@@ -250,7 +251,8 @@ def handle_subagent_start(payload, part):
     harness = payload_harness(payload, machine)
     if part != 1 and harness is not None and harness.part_budget is None:
         return None  # as deliver() decides, but before paying for the lookup
-    briefing = briefing_for_spawn(payload, machine, harness)
+    # A part after the first says nothing of a refused spawn: it stops at the first missing name.
+    briefing = briefing_for_spawn(payload, machine, harness, until_refused=part != 1)
     out = deliver(briefing, part, "SubagentStart")
     if part == 1:
         out = with_notice(out, rules_notice(machine, briefing.harness if briefing else harness))
@@ -288,7 +290,7 @@ def handle_session_start(payload, part):
     briefing = None
     if isinstance(agent_type, str) and agent_type and source in ("startup", "resume", "compact", "clear"):
         # A compacted subagent or a `claude --agent` session: every skill, whatever preloaded it before.
-        briefing = briefing_for_spawn(payload, machine, harness, session=True)
+        briefing = briefing_for_spawn(payload, machine, harness, session=True, until_refused=part != 1)
         out = deliver(briefing, part, "SessionStart", again=source == "compact")
     if (harness is not None and harness.loaded_skills is not None and out is None
             and source in harness.loaded_sources):

@@ -138,6 +138,8 @@ def render_parts(agent, skills, budget, header=HEADER, continuation=CONTINUATION
     else:
         room = budget - _utf8_len(part_open(agent, 99, 99, seal) + part_close(seal))
         rooms = (room - _utf8_len(header), room - _utf8_len(continuation))
+        if sum(s.size for s in skills) > rooms[0] + (limit - 1) * rooms[1]:
+            return None  # the texts alone are more than every part holds: no need to lay them out
         layout = _pack(skills, seal, rooms, keep_whole=True)
         if layout is None or len(layout) > limit:
             layout = _pack(skills, seal, rooms, keep_whole=False)
@@ -183,6 +185,8 @@ def _pack(skills, seal, rooms, keep_whole):
         need = overhead + skill.size
         if need > left and parts[-1] and (keep_whole and need <= room or left - overhead < MIN_FRAGMENT):
             left = next_part()
+            if len(parts) > PARTS:
+                return None
         if need <= left:
             parts[-1].append((skill, False, skill.body))
             left -= need

@@ -362,19 +362,43 @@ class Briefing(object):
         return "%s, preloaded by %s (also in skills:)" % (skill.source, self.harness.label)
 
 
-def build_briefing(agent, machine, session=False, rules=None):
+class Refused(Exception):
+    """A declared name that refuses the spawn, found by ``build_briefing(until_refused=True)``."""
+
+    def __init__(self, skill):
+        Exception.__init__(self, skill.name)
+        self.skill = skill
+
+
+def build_briefing(agent, machine, session=False, rules=None, until_refused=False):
     """Resolve every declared name once; decide which the hook delivers itself.
 
     The skills of the ``rules`` that apply (default: every rule matching the agent) come
     after the agent's own, rule by rule, each name once: they resolve where the agent's own
     do, and are checked, sized and delivered with them (README "Rules").
+
+    ``until_refused``: stop at the first name that cannot be resolved, with a Briefing that
+    holds it alone (it denies, and says nothing else true). For the hook outputs after the
+    first, which say nothing when the spawn is refused: with thousands of missing names,
+    each of Claude Code's parts 2..8 then resolves one, not all of them.
     """
     harness = HARNESSES[agent.harness]
     if rules is None:
         rules = matching_rules(machine, harness, agent)
+    if not until_refused:
+        return _built(harness, agent, machine, session, rules, False)
+    try:
+        return _built(harness, agent, machine, session, rules, True)
+    except Refused as refused:
+        return Briefing(agent, [refused.skill], [], session, rules)
 
+
+def _built(harness, agent, machine, session, rules, until_refused):
     def resolve(name, source):
-        return resolve_skill(harness, machine, name, source)
+        skill = resolve_skill(harness, machine, name, source)
+        if until_refused and skill.problem:
+            raise Refused(skill)
+        return skill
 
     checked, delivered, seen = [], [], set()
     native = [resolve(name, "native") for name in agent.native] if harness.preloads_native else []
@@ -476,7 +500,7 @@ def is_off(skill):
     return bool(skill.problem and skill.override and skill.override[1] == "off")
 
 
-def resolve(harness, machine, agent_type, session=False, agent=None, everything=False):
+def resolve(harness, machine, agent_type, session=False, agent=None, everything=False, until_refused=False):
     """The Briefing of ``agent_type`` in ``harness``, or None when nothing briefs that agent.
 
     ``session``: an agent session (``claude --agent``), where the harness offers them;
@@ -485,6 +509,7 @@ def resolve(harness, machine, agent_type, session=False, agent=None, everything=
     ``agent`` is the already found file, so that a caller that looked it up
     does not pay for the lookup twice. An agent without a file (a built-in, or
     one the harness defines elsewhere) is briefed by the rules that match it.
+    ``until_refused``: as in ``build_briefing``.
     """
     if agent is None:
         if not isinstance(agent_type, str) or not agent_type:
@@ -498,7 +523,7 @@ def resolve(harness, machine, agent_type, session=False, agent=None, everything=
     rules = matching_rules(machine, harness, agent)
     if not agent.declares and not rules:
         return None
-    return build_briefing(agent, machine, (session and harness.session_agents) or everything, rules)
+    return build_briefing(agent, machine, (session and harness.session_agents) or everything, rules, until_refused)
 
 
 def claude_briefing(agent_type, cwd, home, env=None):

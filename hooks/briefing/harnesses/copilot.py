@@ -203,13 +203,14 @@ def resolve_copilot_skill(machine, name, source):
 
     def candidates():
         if plugin is None:
-            for origin, root in copilot_skill_roots(machine):
+            for origin, root in machine.live("copilot", lambda: copilot_skill_roots(machine)):
                 for path in named_skill_files(machine, root, skill):
                     yield path, origin
         for plugin_name, root in copilot_plugins(machine):
             if plugin is not None and plugin_name != plugin:
                 continue
-            manifest_dir, _ = copilot_manifest(root)
+            # once per payload, not per name: a declaration may name thousands
+            manifest_dir, _ = machine.memo(("copilot manifest", root), lambda: copilot_manifest(root))
             for folder, single in machine.plugin_skill_dirs(root, manifest_dir or ".claude-plugin"):
                 origin = "plugin %s" % plugin_name
                 if single:

@@ -130,7 +130,7 @@ def resolve_droid_skill(machine, name, source):
 
     def candidates():
         if plugin is None:
-            for origin, root in droid_skill_roots(machine):
+            for origin, root in machine.live("droid", lambda: droid_skill_roots(machine)):
                 for path in named_skill_files(machine, root, skill):
                     yield path, origin
         for plugin_name, root in droid_plugins(machine):

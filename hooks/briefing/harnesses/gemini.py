@@ -6,10 +6,10 @@ loaded wins), delivery in front of the spawn's prompt, and its hooks-file check.
 """
 import os
 
-from ..files import display_path, is_file, read_json, read_text, real_path, warn
+from ..files import display_path, is_file, path_kind, read_json, read_text, real_path, warn
 from . import HARNESSES, Harness
-from ..lookup import (extension_enabled, key_line_mentions, named_agent_files, project_from_env, skill_from_text,
-                      tree_shows)
+from ..lookup import (extension_enabled, index_by_name, key_line_mentions, load_skill, named_agent_files,
+                      project_from_env, skill_from_text, tree_shows)
 from ..names import dedupe, split_plugin_name, valid_skill_name
 from ..records import Agent, ParseError, Skill, Unreadable
 from ..toml_subset import parse_html_comment_lists, parse_wildcard_html_comment
@@ -262,29 +262,40 @@ def resolve_gemini_skill(machine, name, source):
     unusable = None
     for origin, root in roots:
         fast = os.path.join(root, skill, "SKILL.md")
-        others = [os.path.join(root, "SKILL.md")]
-        try:
-            others += [os.path.join(e.path, "SKILL.md") for e in sorted(os.scandir(root), key=lambda e: e.name)
-                       if e.name != skill and not e.name.startswith(".") and e.is_dir()]
-        except (OSError, ValueError):
-            pass
-        for path in [fast] + others:
-            if not is_file(path):
-                if unusable is None and path == fast and os.path.lexists(path):
-                    unusable = Skill(name, source, path=path, origin=origin,
-                                     problem="SKILL.md at %s is not a regular file" % path)
-                continue
+        kind = path_kind(fast)
+        if kind == "other" and unusable is None:
+            unusable = Skill(name, source, path=fast, origin=origin,
+                             problem="SKILL.md at %s is not a regular file" % fast)
+        elif kind == "file":
             try:
-                text = read_text(path)
+                text = read_text(fast)
             except Unreadable as exc:
-                if unusable is None and path == fast:
-                    unusable = Skill(name, source, path=path, size=exc.size, origin=origin,
-                                     problem="unreadable SKILL.md at %s: %s" % (path, exc.reason))
-                continue
-            found = gemini_skill_name(text)
+                text = None
+                if unusable is None:
+                    unusable = Skill(name, source, path=fast, size=exc.size, origin=origin,
+                                     problem="unreadable SKILL.md at %s: %s" % (fast, exc.reason))
+            found = gemini_skill_name(text) if text is not None else None
             if found is not None and found.lower() == wanted:
-                return skill_from_text(name, source, path, origin, text)
+                return skill_from_text(name, source, path=fast, origin=origin, text=text)
+        # Every other skill of the root by its name, read once per payload: a declaration of
+        # thousands of names would otherwise read the whole root again for each.
+        index = machine.memo(("gemini skill index", root), lambda: gemini_skill_index(root))
+        for path in index.get(wanted, ()):
+            if path != fast:
+                return load_skill(name, source, path, origin)
     return unusable or Skill(name, source, problem="unknown skill")
+
+
+def gemini_skill_index(root):
+    """{lower-cased name: [paths]} of ``root``'s SKILL.md and ``*/SKILL.md`` (by folder name; no
+    hidden folder), as Gemini CLI reads them (gemini_skill_name)."""
+    paths = [os.path.join(root, "SKILL.md")]
+    try:
+        paths += [os.path.join(e.path, "SKILL.md") for e in sorted(os.scandir(root), key=lambda e: e.name)
+                  if not e.name.startswith(".") and e.is_dir()]
+    except (OSError, ValueError):
+        pass
+    return index_by_name(paths, lambda text: (gemini_skill_name(text) or "").lower())
 
 
 def all_gemini_agents(machine):
