@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from ends import ENDS, pytest_runtestloop  # noqa: F401  (scripts/test's two processes: tests/ends.py)
+
 # pytest rewrites the asserts of each test module as it imports it (about a second per test
 # process here) and keeps the result only where bytecode may be written. It may here, but only
 # under a cache folder of the tests' own: never beside a source, because the hook's __pycache__
@@ -532,12 +534,15 @@ def build_gemini_extension(out):
 
 
 def once_per_run(tmp_path_factory, name, make):
-    """``make(folder)`` once for the whole run, whichever pytest-xdist worker asks first; the
-    others wait for it and share the folder (a build compiles the package with every
-    interpreter: seconds of CPU per worker, for the same files). Returns ``folder``."""
+    """``make(folder)`` once for the whole run, whichever process of it asks first (one of two
+    ends, or a pytest-xdist worker); the others wait for it and share the folder (a build
+    compiles the package with every interpreter: seconds of CPU per process, for the same
+    files). Returns ``folder``."""
     import fcntl
     root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if ENDS:
+        root = Path(ENDS.rpartition(":")[0])  # the folder the two ends share
+    elif os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent  # the run's own folder, above each worker's
     folder, done = root / name, root / (name + ".done")
     with open(str(root / (name + ".lock")), "w") as lock:
