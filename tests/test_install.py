@@ -19,6 +19,16 @@ VERSION = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["ver
 build = build_gemini_extension
 
 
+def build_script():
+    """scripts/build-gemini-extension as a module."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+    loader = SourceFileLoader("build_gemini_extension", str(REPO / "scripts" / "build-gemini-extension"))
+    module = module_from_spec(spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory):
     """A second build, into a folder holding a file of the user's and a stale earlier build:
@@ -151,6 +161,28 @@ def test_the_archive_is_reproducible(gemini_build, rebuilt):
     assert again.read_bytes() == tarball.read_bytes()
     with gzip.open(str(again)) as f:
         assert f.read(1)
+
+
+def test_the_checkouts_bytecode_is_copied_only_where_every_module_is_current(tmp_path):
+    """A build copies the checkout's bytecode of a version (scripts/build-bytecode's, checked by
+    tests/test_bytecode.py) instead of starting that interpreter to compile, and only when every
+    module's is there and current; otherwise that version compiles, as before."""
+    script = build_script()
+    package = tmp_path / "briefing"
+    shutil.copytree(str(REPO / "hooks" / "briefing"), str(package),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    tag = sys.implementation.cache_tag
+    assert script.copy_checked_bytecode(str(package), tag)
+    copied = sorted(package.rglob("*.%s.pyc" % tag))
+    assert copied and all(p.read_bytes() == (REPO / "hooks" / "briefing" / p.relative_to(package)).read_bytes()
+                          for p in copied)
+    shutil.rmtree(str(package))
+    shutil.copytree(str(REPO / "hooks" / "briefing"), str(package), ignore=shutil.ignore_patterns("__pycache__"))
+    with open(str(package / "text.py"), "a") as f:
+        f.write("# changed after scripts/build-bytecode\n")
+    assert not script.copy_checked_bytecode(str(package), tag)  # one stale module: that version compiles
+    assert not list(package.rglob("*.pyc"))
+    assert not script.copy_checked_bytecode(str(package), "cpython-399")  # none shipped for it
 
 
 def test_the_extension_works_once_the_checkout_is_gone(gemini_build, sandbox, tmp_path):
