@@ -467,8 +467,8 @@ def resolve_skill(harness, machine, name, source):
     the harness itself never looks there: it stays missing, and says where the file is.
     """
     skill = harness.resolve_skill(machine, name, source)
-    if skill.problem != "unknown skill" or split_plugin_name(name)[0] is not None:
-        return skill
+    if skill.problem != "unknown skill" or ":" in name:  # a valid name (it is unknown, not invalid)
+        return skill  # of a plugin: never a private skill
     from .private import native_hint, private_skill  # only after a miss: most spawns never load it
     found = private_skill(machine, harness.key, name, source)
     if found is None:
