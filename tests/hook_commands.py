@@ -7,9 +7,11 @@ from a copy of the template. ``run_registered`` runs one under a shell exactly a
 harness would, with the placeholder replaced, and a PATH on which ``python3`` is the
 interpreter under test.
 """
+import atexit
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -75,9 +77,10 @@ _DIRS = {}
 
 def python_dir(python):
     """A folder whose ``python3`` is ``python`` (a link), one per interpreter and test process:
-    put first on PATH for a registered run."""
+    put first on PATH for a registered run; removed when the process ends."""
     if python not in _DIRS:
         folder = Path(tempfile.mkdtemp(prefix="briefing-python3-"))
+        atexit.register(shutil.rmtree, str(folder), True)
         os.symlink(str(python), str(folder / "python3"))
         _DIRS[python] = folder
     return _DIRS[python]

@@ -7,6 +7,7 @@ HOME that each run copies. Every run gets a fresh HOME and project; the model is
 ``customModels`` entry on the loopback fake, in airgap mode, with the one other call Droid makes
 (``FACTORY_API_BASE_URL``) on loopback too (shared/facts/factory-droid.md §1).
 """
+import atexit
 import json
 import os
 import re
@@ -42,6 +43,7 @@ def installed_home():
     global _TEMPLATE
     if _TEMPLATE is None:
         root = Path(tempfile.mkdtemp(prefix="briefing-droid-template-"))
+        atexit.register(shutil.rmtree, str(root), True)  # made once per test process, gone with it
         clone = root / "briefing"
         tracked_copy(REPO, clone)
         git_init(clone, commit=True)

@@ -7,6 +7,7 @@ OUT/briefing --consent``, once per test process into a template HOME that each r
 copies. Every run gets a fresh HOME and project and the ``openai`` auth type pointed
 at the loopback fake (OPENAI_BASE_URL), under a hard timeout (runners.run_process).
 """
+import atexit
 import json
 import os
 import shutil
@@ -40,6 +41,7 @@ def installed_home():
     global _TEMPLATE
     if _TEMPLATE is None:
         root = Path(tempfile.mkdtemp(prefix="briefing-qwen-template-"))
+        atexit.register(shutil.rmtree, str(root), True)  # made once per test process, gone with it
         subprocess.run([os.environ.get("BRIEFING_TEST_PYTHON") or "python3",
                         str(REPO / "scripts" / "build-qwen-extension"), str(root / "out")],
                        check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
