@@ -323,8 +323,10 @@ def test_an_ordinary_symlinked_skill_file_is_still_followed(sandbox, harness):
     assert "LINKED-BODY" in sb.run(sb.spawn("t", harness), args=("--part", 1)).context
 
 
-def test_read_text_refuses_a_file_larger_than_it_says(hook, tmp_path, monkeypatch):
-    """A size that cannot be trusted: fstat says one thing, read() delivers more."""
+@pytest.mark.parametrize("said", [2, 20], ids=["more-than-it-says", "less-than-it-says"])
+def test_read_text_refuses_a_file_whose_size_is_not_what_it_says(hook, tmp_path, monkeypatch, said):
+    """A size that cannot be trusted: fstat says one thing, read() delivers more, or less (a
+    short read ends the file only where it reads to the size it says)."""
     path = tmp_path / "f"
     path.write_text("0123456789")
     real = os.fstat
@@ -334,7 +336,7 @@ def test_read_text_refuses_a_file_larger_than_it_says(hook, tmp_path, monkeypatc
             self._info = info
 
         def __getattr__(self, key):
-            return 2 if key == "st_size" else getattr(self._info, key)
+            return said if key == "st_size" else getattr(self._info, key)
 
     monkeypatch.setattr(hook.os, "fstat", lambda fd: Lying(real(fd)))
     with pytest.raises(hook.Unreadable) as exc:

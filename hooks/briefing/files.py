@@ -83,7 +83,8 @@ def read_text(path, cap=MAX_FILE_BYTES):
             raise Unreadable("%d bytes, over the %d-byte limit" % (info.st_size, cap), info.st_size)
         chunks, total = [], 0
         while True:
-            chunk = os.read(fd, min(65536, info.st_size + 1 - total))
+            wanted = min(65536, info.st_size + 1 - total)
+            chunk = os.read(fd, wanted)
             if not chunk:
                 break
             total += len(chunk)
@@ -92,6 +93,8 @@ def read_text(path, cap=MAX_FILE_BYTES):
                 raise Unreadable("holds more than the %d bytes it reports: its size cannot be trusted "
                                  "(a pseudo-filesystem file?)" % info.st_size)
             chunks.append(chunk)
+            if len(chunk) < wanted and total == info.st_size:
+                break  # a regular file reads short only at its end: no read more to learn it
         if total != info.st_size:
             raise Unreadable("%d bytes read of the %d it reports: its size cannot be trusted "
                              "(a pseudo-filesystem file, or one being written?)" % (total, info.st_size))
