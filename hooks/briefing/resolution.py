@@ -385,11 +385,9 @@ def build_briefing(agent, machine, session=False, rules=None, until_refused=Fals
     harness = HARNESSES[agent.harness]
     if rules is None:
         rules = matching_rules(machine, harness, agent)
-    if not until_refused:
-        return _built(harness, agent, machine, session, rules, False)
     try:
-        return _built(harness, agent, machine, session, rules, True)
-    except Refused as refused:
+        return _built(harness, agent, machine, session, rules, until_refused)
+    except Refused as refused:  # only ever raised until_refused
         return Briefing(agent, [refused.skill], [], session, rules)
 
 
