@@ -91,21 +91,26 @@ def test_a_refused_spawns_later_parts_stop_at_the_first_missing_name(sandbox, mo
     sb = sandbox({"project/.claude/skills/here/SKILL.md": skill_md("here", "HERE\n"),
                   "project/.claude/agents/many.md": agent_md(
                       "many", skills=["here"] + ["gone-%04d" % i for i in range(2000)])})
+    import briefing.near as near
     looked_up, real = [], resolution.resolve_skill
     monkeypatch.setattr(resolution, "resolve_skill",
                         lambda *args: looked_up.append(args[2]) or real(*args))
+    listed, real_listing = [], near.near_skills  # the names a near miss is picked from
+    monkeypatch.setattr(near, "near_skills", lambda *args: listed.append(1) or real_listing(*args))
     payload = (sb.spawn("many") if event == "SubagentStart" else
                sb.payload("SessionStart", source="compact", agent_id="a1", agent_type="many"))
-    counts = []
+    counts, listings = [], []
     for part in range(1, PARTS + 1):
-        del looked_up[:]
+        del looked_up[:], listed[:]
         result = sb.run(payload, args=("--part", part))
         counts.append(len(looked_up))
+        listings.append(len(listed))
         if part == 1:
             assert "gone-0000" in result.context and 'status="abort"' in result.context, result
         else:
             assert result.out == "", result
     assert counts == [2001] + [2] * (PARTS - 1), counts
+    assert listings == [1] + [0] * (PARTS - 1), listings  # only the part that names them lists near misses
 
 
 def test_a_briefing_whose_texts_alone_overflow_every_part_is_not_laid_out(monkeypatch):

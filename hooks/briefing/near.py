@@ -88,8 +88,16 @@ def near_of(skill):
     it names (a refusal: REFUSAL_NAMES at most), so a spawn of thousands of missing names costs a
     few lookups (about 7 ms each over 500 names, measured), not thousands."""
     if skill.near is None:
-        skill.near = near(skill.name, skill.near_pool) if skill.near_pool else []
+        skill.near = near(skill.name, pool(*skill.near_pool)) if skill.near_pool else []
     return skill.near
+
+
+def pool(harness, machine):
+    """``near_skills``, once per harness and payload: a refusal asks for several names' near misses."""
+    key = ("near pool", harness.key)
+    if key not in machine.state:
+        machine.state[key] = near_skills(harness, machine)
+    return machine.state[key]
 
 
 def near_agents(harness, machine, name):

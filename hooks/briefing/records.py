@@ -100,7 +100,7 @@ class Skill(object):
         self.meta = meta or {}  # the frontmatter keys that decide who may load it (parse_skill_meta)
         self.override = None  # (key, value, settings file) of a skillOverrides entry that names it
         self.near = None  # after a miss: the closest names there are, once asked (near.near_of)
-        self.near_pool = ()  # after a miss: the names they are picked from (near.near_skills)
+        self.near_pool = ()  # after a miss: (harness, machine), where near.near_of lists them from
         self.skip = None  # native entry the harness skips although it exists: why, in words
         # A skill only the harness itself holds (no file: ``path`` is None, e.g. Claude Code's
         # built-ins): why no hook can deliver it, in words. Only the harness's preload can.

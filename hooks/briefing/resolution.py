@@ -470,13 +470,9 @@ def resolve_skill(harness, machine, name, source):
     from .private import native_hint, private_skill  # only after a miss: most spawns never load it
     found = private_skill(machine, harness.key, name, source)
     if found is None:
-        # A miss only: the names a near miss is picked from (near.near_of, when a text names it),
-        # listed once per harness and payload; thousands of misses pay no import either.
-        pool = machine.state.get(("near pool", harness.key))
-        if pool is None:
-            from .near import near_skills
-            pool = machine.state[("near pool", harness.key)] = near_skills(harness, machine)
-        skill.near_pool = pool
+        # Where a near miss is picked from (near.near_of), listed only when a text names this skill:
+        # a hook output that says nothing (a refused spawn's parts 2..8) lists nothing.
+        skill.near_pool = (harness, machine)
         return skill
     if source == "native":
         skill.passed.insert(0, native_hint(harness, found))
