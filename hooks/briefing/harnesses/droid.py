@@ -300,10 +300,9 @@ def droid_compacted(machine, payload, name):
     found = sub_droid(machine, payload)
     if not found or found["droid"] != name:
         return False
-    came, kept = False, None
-    for step, _, kept in replay(found["events"]):
-        came = came or step == "deliver"
-    return came and kept is None
+    steps = list(replay(found["events"]))
+    # delivered once at least, and the newest step is a compaction that left no copy
+    return any(step[0] == "deliver" for step in steps) and steps[-1][0] == "compact" and steps[-1][2] is None
 
 
 # -- the hooks file, and the doctor --------------------------------------------
