@@ -23,19 +23,19 @@ HOOKS_FILES = ["hooks/hooks.json", "hooks/hooks.codex.json", "hooks/hooks.copilo
 GEMINI_PREFIX = 'set "\\" <#"; '
 
 
-def _script_gates():
-    """scripts/hook-commands's DROID_GATES: the shell tests hooks/hooks.json puts in front of a
-    command that one of its two readers (Claude Code, Factory Droid) skips (docs/factory-droid.md)."""
+def script_module(name):
+    """``scripts/<name>`` (a script without a .py suffix) imported as a module."""
     from importlib.machinery import SourceFileLoader
     from importlib.util import module_from_spec, spec_from_loader
-    path = str(REPO / "scripts" / "hook-commands")
-    spec = spec_from_loader("hook_commands_script", SourceFileLoader("hook_commands_script", path))
-    module = module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return tuple(module.DROID_GATES.values())
+    loader = SourceFileLoader(name.replace("-", "_") + "_script", str(REPO / "scripts" / name))
+    module = module_from_spec(spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
 
-DROID_GATES = _script_gates()
+# scripts/hook-commands's DROID_GATES: the shell tests hooks/hooks.json puts in front of a command
+# that one of its two readers (Claude Code, Factory Droid) skips (docs/factory-droid.md).
+DROID_GATES = tuple(script_module("hook-commands").DROID_GATES.values())
 
 
 def briefing_handlers(path):

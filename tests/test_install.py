@@ -13,20 +13,10 @@ import tarfile
 import pytest
 
 from conftest import HOOK_PYTHON, REPO, build_gemini_extension, skill_md
-from hook_commands import HOOKS_FILES, briefing_handlers, first_attempt, run_registered
+from hook_commands import HOOKS_FILES, briefing_handlers, first_attempt, run_registered, script_module
 
 VERSION = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["version"]
 build = build_gemini_extension
-
-
-def build_script():
-    """scripts/build-gemini-extension as a module."""
-    from importlib.machinery import SourceFileLoader
-    from importlib.util import module_from_spec, spec_from_loader
-    loader = SourceFileLoader("build_gemini_extension", str(REPO / "scripts" / "build-gemini-extension"))
-    module = module_from_spec(spec_from_loader(loader.name, loader))
-    loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +157,7 @@ def test_the_checkouts_bytecode_is_copied_only_where_every_module_is_current(tmp
     """A build copies the checkout's bytecode of a version (scripts/build-bytecode's, checked by
     tests/test_bytecode.py) instead of starting that interpreter to compile, and only when every
     module's is there and current; otherwise that version compiles, as before."""
-    script = build_script()
+    script = script_module("build-gemini-extension")
     package = tmp_path / "briefing"
     shutil.copytree(str(REPO / "hooks" / "briefing"), str(package),
                     ignore=shutil.ignore_patterns("__pycache__"))
